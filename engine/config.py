@@ -1,0 +1,148 @@
+"""Configuration: the model's shape (HF-style config.json) and the engine's knobs (vLLM names)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot work; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Shape of a Llama-style decoder. Field names follow Hugging Face's config.json."""
+
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int = 0  # 0: hidden_size // num_attention_heads
+    rms_norm_eps: float = 1e-5
+    rope_theta: float = 10000.0
+    max_position_embeddings: int = 2048
+    tie_word_embeddings: bool = True
+    attention_bias: bool = False  # Qwen2 has q/k/v biases
+    bos_token_id: int | None = None
+    eos_token_id: int | list[int] | None = None
+    initializer_range: float = 0.02
+
+    def __post_init__(self):
+        if self.head_dim == 0:
+            object.__setattr__(self, "head_dim", self.hidden_size // self.num_attention_heads)
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ConfigError(
+                f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                f"num_key_value_heads ({self.num_key_value_heads}) for grouped-query attention")
+
+    @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        if self.eos_token_id is None:
+            return ()
+        if isinstance(self.eos_token_id, int):
+            return (self.eos_token_id,)
+        return tuple(self.eos_token_id)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModelConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        missing = [k for k in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+                               "num_attention_heads") if k not in d]
+        if missing:
+            raise ConfigError(f"config.json lacks {', '.join(missing)}")
+        d = dict(d)
+        if d.get("model_type") == "qwen2":
+            d.setdefault("attention_bias", True)
+        d.setdefault("num_key_value_heads", d["num_attention_heads"])
+        if d.get("head_dim") is None:
+            d["head_dim"] = 0
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> "ModelConfig":
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["architectures"] = ["LlamaForCausalLM"]
+        d["model_type"] = "llama"
+        d["hidden_act"] = "silu"
+        return d
+
+
+BATCHERS = ("continuous", "static")
+POLICIES = ("fcfs", "sjf", "priority", "edf")
+KV_LAYOUTS = ("paged", "contiguous")
+PREEMPTION_MODES = ("recompute", "swap")
+BACKENDS = ("auto", "torch", "triton")
+
+
+@dataclass
+class EngineConfig:
+    """The engine's knobs. Names match vLLM's so they read the same in both."""
+
+    block_size: int = 16
+    num_blocks: int | None = None  # None: sized from max_num_seqs * max_model_len
+    max_num_seqs: int = 8
+    max_num_batched_tokens: int = 512
+    max_model_len: int | None = None  # None: the model's max_position_embeddings
+    batcher: str = "continuous"
+    policy: str = "fcfs"
+    kv_layout: str = "paged"
+    preemption_mode: str = "recompute"
+    enable_chunked_prefill: bool = True
+    long_prefill_token_threshold: int = 0  # 0: a prefill chunk may use the whole budget
+    enable_prefix_caching: bool = False
+    max_wait_steps: int = 0  # static batcher: how long to wait for a full batch
+    contiguous_reserve: str = "max_tokens"  # or "max_model_len"
+    num_swap_blocks: int | None = None  # CPU-side pool for swap preemption; None: = num_blocks
+    priority_aging_steps: int = 50  # priority policy: steps of waiting that lift a request one class
+    attention_backend: str = "auto"
+    device: str = "cpu"
+    dtype: str = "float32"
+    extra: dict = field(default_factory=dict)
+
+    def validate(self, model_config: ModelConfig | None = None) -> "EngineConfig":
+        def need(cond: bool, msg: str):
+            if not cond:
+                raise ConfigError(msg)
+
+        need(isinstance(self.block_size, int) and 1 <= self.block_size <= 256,
+             f"block_size must be an integer from 1 to 256 (got {self.block_size!r})")
+        need(isinstance(self.max_num_seqs, int) and self.max_num_seqs >= 1,
+             f"max_num_seqs must be at least 1 (got {self.max_num_seqs!r}): with no slots nothing can run")
+        need(isinstance(self.max_num_batched_tokens, int) and self.max_num_batched_tokens >= 1,
+             f"max_num_batched_tokens must be at least 1 (got {self.max_num_batched_tokens!r})")
+        need(self.num_blocks is None or (isinstance(self.num_blocks, int) and self.num_blocks >= 1),
+             f"num_blocks must be a positive integer (got {self.num_blocks!r})")
+        need(self.long_prefill_token_threshold >= 0,
+             f"long_prefill_token_threshold must be 0 (off) or positive (got {self.long_prefill_token_threshold})")
+        need(self.max_wait_steps >= 0, f"max_wait_steps must be 0 or more (got {self.max_wait_steps})")
+        need(self.priority_aging_steps >= 1, f"priority_aging_steps must be at least 1 (got {self.priority_aging_steps})")
+        for name, allowed in (("batcher", BATCHERS), ("policy", POLICIES), ("kv_layout", KV_LAYOUTS),
+                              ("preemption_mode", PREEMPTION_MODES), ("attention_backend", BACKENDS),
+                              ("contiguous_reserve", ("max_tokens", "max_model_len"))):
+            value = getattr(self, name)
+            need(value in allowed, f"{name} must be one of {', '.join(allowed)} (got {value!r})")
+        need(self.dtype in ("float32", "bfloat16", "float16"), f"dtype must be float32, bfloat16 or float16 (got {self.dtype!r})")
+        if model_config is not None:
+            if self.max_model_len is None:
+                self.max_model_len = model_config.max_position_embeddings
+            need(1 <= self.max_model_len <= model_config.max_position_embeddings,
+                 f"max_model_len must be between 1 and the model's context "
+                 f"({model_config.max_position_embeddings}), got {self.max_model_len}")
+        if not self.enable_chunked_prefill and self.max_model_len is not None:
+            need(self.max_num_batched_tokens >= self.max_model_len,
+                 f"without chunked prefill, max_num_batched_tokens ({self.max_num_batched_tokens}) must be at "
+                 f"least max_model_len ({self.max_model_len}) so that the longest prompt fits one step")
+        return self
+
+    def blocks_per_seq(self) -> int:
+        return -(-self.max_model_len // self.block_size)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)

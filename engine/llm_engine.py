@@ -1,0 +1,163 @@
+"""LLMEngine: the step loop. Each step is schedule -> run the model -> postprocess.
+
+    engine = LLMEngine(load_model("tiny"), EngineConfig(max_num_seqs=8))
+    engine.add_request("Once upon a time", SamplingParams(max_tokens=32))
+    while engine.has_unfinished():
+        snapshot = engine.step()
+"""
+from __future__ import annotations
+
+import itertools
+import time
+
+import torch
+
+from engine.block_manager import BlockManager
+from engine.config import ConfigError, EngineConfig
+from engine.loader import LoadedModel
+from engine.policy import make_policy
+from engine.request import SLO, FinishReason, Request
+from engine.runner import ModelRunner
+from engine.sampling_params import SamplingParams
+from engine.scheduler import make_scheduler
+from engine.snapshot import StepSnapshot, capture
+from kernels import get_backend
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DEFAULT_MAX_MODEL_LEN = 1024  # a default cap, so a long-context model does not size a huge cache
+
+
+class LLMEngine:
+    def __init__(self, loaded: LoadedModel, config: EngineConfig | None = None):
+        config = config or EngineConfig()
+        model_cfg = loaded.model.config
+        if config.max_model_len is None:
+            config.max_model_len = min(model_cfg.max_position_embeddings, DEFAULT_MAX_MODEL_LEN)
+        config.validate(model_cfg)
+        if config.num_blocks is None:  # enough for every slot at full length: no preemption by default
+            config.num_blocks = config.max_num_seqs * config.blocks_per_seq()
+        self.config = config
+        self.loaded = loaded
+        self.tokenizer = loaded.tokenizer
+        self.eos_token_ids = tuple(set(model_cfg.eos_token_ids) | set(loaded.tokenizer.eos_token_ids))
+        self.backend = get_backend(config.attention_backend, config.device)
+        self.block_manager = BlockManager(config.num_blocks, config.block_size)
+        self.scheduler = make_scheduler(config, self.block_manager, make_policy(config.policy))
+        self.runner = ModelRunner(loaded.model, config.num_blocks, config.block_size, self.backend,
+                                  config.device, DTYPES[config.dtype])
+        self.requests: dict[str, Request] = {}
+        self.pending: list[Request] = []  # added with an arrival step still in the future
+        self.rejected_unreported: list[Request] = []
+        self.step_index = 0
+        self.stalled_steps = 0
+        self._ids = itertools.count()
+        self._t0 = time.perf_counter()
+
+    def now(self) -> float:
+        return time.perf_counter() - self._t0
+
+    # --- requests --------------------------------------------------------------
+    def add_request(self, prompt: str | list[int], sampling_params: SamplingParams | None = None, *,
+                    request_id: str | None = None, arrival_step: int | None = None,
+                    request_class: str = "default", priority: int = 0, slo: SLO | None = None) -> Request:
+        """Queue a request. One that can never run is finished at once as REJECTED, with the reason."""
+        seq_no = next(self._ids)
+        request_id = request_id or f"r{seq_no}"
+        if request_id in self.requests:
+            raise ConfigError(f"request id {request_id!r} is already in use")
+        if isinstance(prompt, str):
+            text, token_ids = prompt, self.encode(prompt)
+        else:
+            text, token_ids = None, list(prompt)
+        request = Request(request_id, token_ids, sampling_params or SamplingParams(),
+                          arrival_step=self.step_index if arrival_step is None else max(arrival_step, self.step_index),
+                          request_class=request_class, priority=priority, slo=slo or SLO(), prompt=text, seq_no=seq_no)
+        self.requests[request_id] = request
+        reason = self.rejection_reason(request)
+        if reason:
+            request.arrive(self.now())
+            request.finish(FinishReason.REJECTED, self.step_index, self.now(), error=reason)
+            self.rejected_unreported.append(request)
+        else:
+            self.pending.append(request)
+        return request
+
+    def encode(self, text: str) -> list[int]:
+        ids = self.tokenizer.encode(text)
+        bos = self.tokenizer.bos_token_id
+        return [bos] + ids if getattr(self.tokenizer, "add_bos", False) and bos is not None else ids
+
+    def rejection_reason(self, request: Request) -> str | None:
+        n, limit = request.num_prompt_tokens, self.config.max_model_len
+        if n == 0:
+            return "the prompt is empty"
+        if n > limit:
+            return f"the prompt has {n} tokens but max_model_len is {limit}: shorten it by {n - limit} tokens"
+        if not self.block_manager.can_ever_fit(request, limit):
+            need = self.block_manager.blocks_for(min(request.max_total_tokens, limit))
+            return (f"it needs up to {need} KV blocks (prompt {n} + max_tokens {request.sampling_params.max_tokens}) "
+                    f"but the whole cache has {self.block_manager.num_blocks}: raise num_blocks or lower max_tokens")
+        return None
+
+    def abort(self, request_id: str) -> None:
+        request = self.requests[request_id]
+        if request.is_finished:
+            return
+        if request in self.pending:
+            self.pending.remove(request)
+        elif request in self.scheduler.running:
+            self.scheduler.finish(request, FinishReason.ABORTED, self.step_index, self.now())
+            return
+        elif request in self.scheduler.waiting:
+            self.scheduler.waiting.remove(request)
+        request.finish(FinishReason.ABORTED, self.step_index, self.now())
+
+    def has_unfinished(self) -> bool:
+        return bool(self.pending or self.scheduler.has_unfinished() or self.rejected_unreported)
+
+    # --- the step loop -----------------------------------------------------------
+    def step(self) -> StepSnapshot:
+        step, t_start = self.step_index, self.now()
+        arrived = self._admit_arrivals(step, t_start)
+
+        out = self.scheduler.schedule(step, self.now())  # 1. schedule
+        t_model = time.perf_counter()
+        sampled, slot_mapping = (self.runner.run(out.scheduled, self.block_manager)  # 2. run the model
+                                 if out.scheduled else ({}, []))
+        model_time = time.perf_counter() - t_model
+        finished = self.scheduler.postprocess(out, sampled, step, self.now(),  # 3. postprocess
+                                              self.eos_token_ids, self.config.max_model_len)
+
+        self._watch_for_stall(out)
+        rejected, self.rejected_unreported = self.rejected_unreported, []
+        end = self.now()
+        snapshot = capture(step, end, end - t_start, model_time, self.scheduler, self.block_manager, out, sampled,
+                           {s // self.config.block_size for s in slot_mapping if s >= 0},
+                           arrived, finished, rejected, kv={})
+        self.step_index += 1
+        return snapshot
+
+    def _admit_arrivals(self, step: int, now: float) -> list[str]:
+        arrived = [r for r in self.pending if r.arrival_step <= step]
+        for request in arrived:
+            self.pending.remove(request)
+            request.arrive(now)
+            self.scheduler.add_request(request)
+        return [r.request_id for r in arrived]
+
+    def _watch_for_stall(self, out) -> None:
+        """A scheduler that holds work but schedules nothing for long is a bug, not a wait."""
+        stuck = not out.scheduled and self.scheduler.has_unfinished()
+        self.stalled_steps = self.stalled_steps + 1 if stuck else 0
+        if self.stalled_steps > self.config.max_wait_steps + 2:
+            raise RuntimeError(f"the scheduler made no progress for {self.stalled_steps} steps "
+                               f"with {len(self.scheduler.waiting)} waiting and {len(self.scheduler.running)} running")
+
+    def run_until_done(self, on_step=None, max_steps: int = 1_000_000) -> list[StepSnapshot]:
+        snapshots = []
+        while self.has_unfinished() and len(snapshots) < max_steps:
+            snapshot = self.step()
+            snapshots.append(snapshot)
+            if on_step is not None:
+                on_step(snapshot)
+        return snapshots

@@ -1,0 +1,93 @@
+"""Find and load a model by name or path: `tiny`, `smollm2`, `random-small`, a GGUF file or an HF folder."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from engine.config import ConfigError, ModelConfig
+from engine.model import LlamaForCausalLM
+from engine.tokenizer import ByteTokenizer, Tokenizer
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TINY_DIR = REPO_ROOT / "models" / "tiny"
+DEFAULT_MODEL = "tiny"
+MODEL_CHOICES = ("tiny", "smollm2", "random-small")
+
+# A seeded random model: fast, needs no file; its text is noise but its tokens are deterministic.
+RANDOM_SMALL = ModelConfig(vocab_size=259, hidden_size=64, intermediate_size=176, num_hidden_layers=2,
+                           num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                           rope_theta=10000.0, bos_token_id=256, eos_token_id=257, initializer_range=0.5)
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class LoadedModel:
+    name: str
+    model: LlamaForCausalLM
+    tokenizer: Tokenizer
+    source: str  # where the weights came from, for the UI and the CLI
+
+
+def _noop(msg: str, frac: float) -> None:
+    pass
+
+
+def load_model(name_or_path: str = DEFAULT_MODEL, dtype: torch.dtype = torch.float32, device: str = "cpu",
+               progress: Progress | None = None) -> LoadedModel:
+    progress = progress or _noop
+    if name_or_path == "random-small":
+        model = LlamaForCausalLM(RANDOM_SMALL).init_weights(seed=0)
+        loaded = LoadedModel("random-small", model, ByteTokenizer(), "seeded random init (seed 0)")
+    elif name_or_path == "tiny":
+        loaded = _load_hf_dir(TINY_DIR, "tiny", progress)
+        loaded.tokenizer = ByteTokenizer()
+    elif name_or_path == "smollm2":
+        from engine.gguf_loader import load_gguf, smollm2_gguf_path
+        loaded = load_gguf(smollm2_gguf_path(), "smollm2", progress)
+    else:
+        path = Path(name_or_path)
+        if not path.exists():
+            raise ConfigError(f"no model named {name_or_path!r}: use one of {', '.join(MODEL_CHOICES)}, "
+                              f"a .gguf file, or a folder with config.json and *.safetensors")
+        if path.suffix == ".gguf":
+            from engine.gguf_loader import load_gguf
+            loaded = load_gguf(path, path.stem, progress)
+        else:
+            loaded = _load_hf_dir(path, path.name, progress)
+    loaded.model.to(device=device, dtype=dtype).eval()
+    progress("ready", 1.0)
+    return loaded
+
+
+def _load_hf_dir(path: Path, name: str, progress: Progress) -> LoadedModel:
+    from safetensors.torch import load_file
+
+    config_file = path / "config.json"
+    weight_files = sorted(path.glob("*.safetensors"))
+    if not config_file.is_file() or not weight_files:
+        raise ConfigError(f"{path} must hold config.json and at least one *.safetensors file "
+                          f"(found: {', '.join(p.name for p in path.iterdir()) if path.is_dir() else 'not a folder'})")
+    try:
+        cfg = ModelConfig.from_dict(json.loads(config_file.read_text()))
+    except (json.JSONDecodeError, TypeError) as e:
+        raise ConfigError(f"{config_file} is not a valid config.json: {e}") from e
+    progress(f"reading {len(weight_files)} weight file(s)", 0.2)
+    weights: dict[str, torch.Tensor] = {}
+    for f in weight_files:
+        weights.update(load_file(str(f)))
+    model = LlamaForCausalLM(cfg)
+    model.load_weights(weights)
+    tokenizer = _hf_tokenizer(path, cfg) if (path / "tokenizer.json").is_file() else ByteTokenizer()
+    return LoadedModel(name, model, tokenizer, str(path))
+
+
+def _hf_tokenizer(path: Path, cfg: ModelConfig) -> Tokenizer:
+    from engine.gguf_loader import BPETokenizer
+
+    return BPETokenizer.from_file(path / "tokenizer.json", eos_token_ids=cfg.eos_token_ids,
+                                  bos_token_id=cfg.bos_token_id)

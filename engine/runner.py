@@ -1,0 +1,61 @@
+"""The model runner: the only place that turns requests into flat tensors.
+
+The scheduler deals in requests; the runner packs this step's tokens back to back, asks the
+block manager where each new token's K/V go (`slot_mapping`), hands the model the block tables,
+and samples one token for every request whose chunk reached the end of its known tokens.
+"""
+from __future__ import annotations
+
+import torch
+
+from engine.block_manager import BlockManager
+from engine.model import LlamaForCausalLM, PagedContext
+from engine.sampler import sample
+from engine.scheduler import ScheduledRequest
+from kernels import AttentionBackend, AttentionMetadata
+
+
+class ModelRunner:
+    def __init__(self, model: LlamaForCausalLM, num_blocks: int, block_size: int, backend: AttentionBackend,
+                 device: str, dtype: torch.dtype):
+        cfg = model.config
+        self.model, self.backend, self.device = model, backend, device
+        shape = (num_blocks, block_size, cfg.num_key_value_heads, cfg.head_dim)
+        # per layer: K and V, [num_blocks, block_size, num_kv_heads, head_dim]
+        self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=device), torch.zeros(shape, dtype=dtype, device=device))
+                          for _ in range(cfg.num_hidden_layers)]
+
+    @property
+    def kv_cache_bytes(self) -> int:
+        return sum(k.numel() * k.element_size() * 2 for k, _ in self.kv_caches)
+
+    def run(self, scheduled: list[ScheduledRequest], block_manager: BlockManager) -> tuple[dict[str, int], list[int]]:
+        """One forward pass over every scheduled token.
+
+        Returns {request_id: sampled token} and the slot_mapping used (for the views)."""
+        input_ids, positions, slot_mapping, logits_indices = [], [], [], []
+        query_lens, seq_lens, block_tables = [], [], []
+        for item in scheduled:
+            request, n = item.request, item.num_new_tokens
+            start = request.num_computed_tokens
+            input_ids += request.all_token_ids[start:start + n]
+            positions += range(start, start + n)
+            slot_mapping += block_manager.slot_mapping(request, n)
+            query_lens.append(n)
+            seq_lens.append(start + n)
+            block_tables.append(request.block_table)
+            if item.samples:
+                logits_indices.append(len(input_ids) - 1)
+
+        meta = AttentionMetadata.build(query_lens, seq_lens, block_tables, slot_mapping,
+                                       block_manager.block_size, self.device)
+        as_tensor = lambda xs: torch.tensor(xs, dtype=torch.long, device=self.device)  # noqa: E731
+        with torch.inference_mode():
+            logits = self.model.forward_paged(as_tensor(input_ids), as_tensor(positions),
+                                              PagedContext(self.backend, meta, self.kv_caches),
+                                              as_tensor(logits_indices))
+        sampling = [item.request for item in scheduled if item.samples]
+        if not sampling:
+            return {}, slot_mapping
+        tokens = sample(logits, [r.sampling_params for r in sampling], [r.generator for r in sampling])
+        return {r.request_id: t for r, t in zip(sampling, tokens)}, slot_mapping

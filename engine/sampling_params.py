@@ -1,0 +1,32 @@
+"""SamplingParams: how each request picks its next token and when it stops (vLLM's names)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.config import ConfigError
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    temperature: float = 1.0  # 0: greedy
+    top_p: float = 1.0
+    top_k: int = 0  # 0: off
+    max_tokens: int = 16
+    seed: int | None = None  # per-request generator: results do not depend on batching
+    ignore_eos: bool = False
+    stop_token_ids: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if self.temperature < 0:
+            raise ConfigError(f"temperature must be >= 0 (got {self.temperature})")
+        if not 0 < self.top_p <= 1:
+            raise ConfigError(f"top_p must be in (0, 1] (got {self.top_p})")
+        if self.top_k < 0:
+            raise ConfigError(f"top_k must be 0 (off) or positive (got {self.top_k})")
+        if self.max_tokens < 1:
+            raise ConfigError(f"max_tokens must be at least 1 (got {self.max_tokens})")
+        object.__setattr__(self, "stop_token_ids", tuple(self.stop_token_ids))
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0

@@ -1,0 +1,198 @@
+"""Batchers: which requests run in the next step, and with how many tokens each.
+
+Both batchers share the same model, cache and kernels; only the scheduling differs.
+- static: a batch forms only when the previous one has finished entirely. Members that finish
+  early leave their slot idle, and nobody new may join until the whole batch is done.
+- continuous (vLLM v1 style): every step, running requests get their decode token (or next
+  prefill chunk) first, then waiting requests are admitted while slots (`max_num_seqs`), the
+  token budget (`max_num_batched_tokens`) and free blocks allow. A finished request frees its
+  slot and blocks at once. When blocks run out, the policy's last request is preempted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.block_manager import BlockManager
+from engine.config import EngineConfig
+from engine.policy import Policy
+from engine.request import FinishReason, Request
+
+
+@dataclass
+class ScheduledRequest:
+    request: Request
+    num_new_tokens: int
+    is_prefill: bool
+    samples: bool  # this chunk reaches the end of the known tokens, so a new token is sampled
+
+
+@dataclass
+class SchedulerOutput:
+    scheduled: list[ScheduledRequest] = field(default_factory=list)
+    admitted: list[str] = field(default_factory=list)
+    preempted: list[str] = field(default_factory=list)
+
+    @property
+    def num_batched_tokens(self) -> int:
+        return sum(s.num_new_tokens for s in self.scheduled)
+
+
+class Scheduler:
+    def __init__(self, config: EngineConfig, block_manager: BlockManager, policy: Policy):
+        self.config = config
+        self.block_manager = block_manager
+        self.policy = policy
+        self.waiting: list[Request] = []
+        self.running: list[Request] = []
+        self.slots: list[str | None] = [None] * config.max_num_seqs
+
+    def add_request(self, request: Request) -> None:
+        self.waiting.append(request)
+
+    def has_unfinished(self) -> bool:
+        return bool(self.waiting or self.running)
+
+    def schedule(self, step: int, now: float) -> SchedulerOutput:
+        raise NotImplementedError
+
+    # --- pieces both batchers use ------------------------------------------
+    def num_new_tokens(self, request: Request, budget: int) -> int:
+        """How many of the request's uncached tokens fit this step (0: none)."""
+        remaining = request.num_tokens - request.num_computed_tokens
+        n = min(remaining, budget)
+        if request.is_prefill:
+            if self.config.long_prefill_token_threshold:
+                n = min(n, self.config.long_prefill_token_threshold)
+            if not self.config.enable_chunked_prefill and n < remaining:
+                return 0  # the whole prompt must fit one step
+        return n
+
+    def schedule_tokens(self, request: Request, n: int, out: SchedulerOutput) -> None:
+        self.block_manager.append_slots(request, n)
+        out.scheduled.append(ScheduledRequest(request, n, request.is_prefill,
+                                              request.num_computed_tokens + n == request.num_tokens))
+
+    def admit(self, request: Request, num_new_tokens: int, out: SchedulerOutput, step: int, now: float) -> None:
+        self.block_manager.allocate(request, num_new_tokens)
+        self.waiting.remove(request)
+        self.running.append(request)
+        request.slot = self.slots.index(None)
+        self.slots[request.slot] = request.request_id
+        request.start_running(step, now)
+        out.admitted.append(request.request_id)
+
+    def _leave_running(self, request: Request) -> None:
+        self.block_manager.free(request)
+        self.running.remove(request)
+        self.slots[request.slot] = None
+        request.slot = None
+
+    def preempt(self, request: Request, out: SchedulerOutput) -> None:
+        """Recompute preemption: drop the cache; every token so far is prefilled again later."""
+        self._leave_running(request)
+        request.num_recomputed_tokens += request.num_computed_tokens
+        request.num_computed_tokens = 0
+        request.preempt()
+        self.waiting.append(request)
+        out.preempted.append(request.request_id)
+
+    def finish(self, request: Request, reason: FinishReason, step: int, now: float) -> None:
+        self._leave_running(request)
+        request.finish(reason, step, now)
+
+    def postprocess(self, out: SchedulerOutput, sampled: dict[str, int], step: int, now: float,
+                    eos_token_ids: tuple[int, ...], max_model_len: int) -> list[Request]:
+        """Advance each request by what ran; append sampled tokens; finish those that stop."""
+        finished = []
+        for item in out.scheduled:
+            request = item.request
+            request.num_computed_tokens += item.num_new_tokens
+            if not item.samples:
+                continue  # a prefill chunk that does not reach the end yet
+            request.append_token(sampled[request.request_id], step, now)
+            reason = request.check_stop(eos_token_ids, max_model_len)
+            if reason is not None:
+                self.finish(request, reason, step, now)
+                finished.append(request)
+        return finished
+
+
+class ContinuousScheduler(Scheduler):
+    def schedule(self, step: int, now: float) -> SchedulerOutput:
+        out = SchedulerOutput()
+        budget = self.config.max_num_batched_tokens
+
+        # 1. Running requests first, in policy order. A request that cannot grow makes room by
+        #    preempting the policy's last unscheduled request, possibly itself.
+        unscheduled = self.policy.order(self.running, step)
+        while unscheduled and budget > 0:
+            request = unscheduled.pop(0)
+            n = self.num_new_tokens(request, budget)
+            if n == 0:
+                continue
+            while not self.block_manager.can_append(request, n):
+                victim = self.policy.victim(unscheduled + [request], step)
+                self.preempt(victim, out)
+                if victim is request:
+                    break
+                unscheduled.remove(victim)
+            if request in self.running:
+                self.schedule_tokens(request, n, out)
+                budget -= n
+
+        # 2. Admit waiting requests while slots, budget and blocks allow (not after preempting:
+        #    memory is short, and the preempted would just be let back in).
+        if out.preempted:
+            return out
+        for request in self.policy.order(self.waiting, step):
+            if len(self.running) >= self.config.max_num_seqs or budget == 0:
+                break
+            n = self.num_new_tokens(request, budget)
+            if n == 0 or not self.block_manager.can_allocate(request, n):
+                break  # the head of the queue cannot start: those behind it wait too, as in vLLM
+            self.admit(request, n, out, step, now)
+            self.schedule_tokens(request, n, out)
+            budget -= n
+        return out
+
+
+class StaticScheduler(Scheduler):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.steps_waited = 0
+
+    def schedule(self, step: int, now: float) -> SchedulerOutput:
+        out = SchedulerOutput()
+        if not self.running:
+            self.form_batch(out, step, now)
+        budget = self.config.max_num_batched_tokens
+        for request in self.policy.order(self.running, step):
+            n = self.num_new_tokens(request, budget)
+            if n == 0:
+                continue
+            self.schedule_tokens(request, n, out)  # always fits: the batch reserved its worst case
+            budget -= n
+        return out
+
+    def form_batch(self, out: SchedulerOutput, step: int, now: float) -> None:
+        """Take up to max_num_seqs waiting requests (fewer after max_wait_steps) whose longest
+        possible length fits the free blocks together, so nobody in the batch is ever preempted."""
+        waiting = self.policy.order(self.waiting, step)
+        if not waiting:
+            return
+        if len(waiting) < self.config.max_num_seqs and self.steps_waited < self.config.max_wait_steps:
+            self.steps_waited += 1
+            return
+        self.steps_waited = 0
+        reserved = 0
+        for request in waiting[:self.config.max_num_seqs]:
+            need = self.block_manager.blocks_for(min(request.max_total_tokens, self.config.max_model_len))
+            if reserved + need > self.block_manager.num_free_blocks:
+                break
+            reserved += need
+            self.admit(request, 0, out, step, now)
+
+
+def make_scheduler(config: EngineConfig, block_manager: BlockManager, policy: Policy) -> Scheduler:
+    cls = {"continuous": ContinuousScheduler, "static": StaticScheduler}[config.batcher]
+    return cls(config, block_manager, policy)

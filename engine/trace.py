@@ -1,0 +1,153 @@
+"""Traces: a run's requests (and optionally its step snapshots) as JSON Lines.
+
+    {"kind": "header", "version": 1, "model": "tiny", "engine_config": {...}}
+    {"kind": "request", "request_id": "r0", "prompt_token_ids": [...], "arrival_step": 0, ...}
+    {"kind": "snapshot", "step": 0, ...}
+
+Replaying the requests reproduces a run's step-based figures; the snapshots alone are enough
+to replay the animation on a laptop with no model loaded. Reading checks every field and names
+the line of the first problem.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Iterable
+
+from engine.request import SLO
+from engine.sampling_params import SamplingParams
+from engine.snapshot import StepSnapshot
+
+VERSION = 1
+MAX_TRACE_BYTES = 64 * 1024 * 1024
+MAX_REQUESTS = 20_000
+MAX_PROMPT_TOKENS = 1_000_000
+
+
+class TraceError(ValueError):
+    """A trace that cannot be used; the message names the line and the problem."""
+
+
+@dataclass
+class TraceRequest:
+    request_id: str
+    prompt_token_ids: list[int]
+    sampling_params: SamplingParams
+    arrival_step: int = 0
+    request_class: str = "default"
+    priority: int = 0
+    slo: SLO = field(default_factory=SLO)
+    prompt: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"kind": "request", "request_id": self.request_id, "prompt": self.prompt,
+                "prompt_token_ids": self.prompt_token_ids, "arrival_step": self.arrival_step,
+                "request_class": self.request_class, "priority": self.priority, "slo": asdict(self.slo),
+                "sampling_params": asdict(self.sampling_params)}
+
+
+@dataclass
+class Trace:
+    header: dict
+    requests: list[TraceRequest]
+    snapshots: list[StepSnapshot]
+
+
+def write_trace(out: IO[str] | str | Path, header: dict, requests: Iterable[TraceRequest],
+                snapshots: Iterable[StepSnapshot] = ()) -> None:
+    if isinstance(out, (str, Path)):
+        with open(out, "w", encoding="utf-8") as f:
+            return write_trace(f, header, requests, snapshots)
+    out.write(json.dumps({"kind": "header", "version": VERSION, **header}) + "\n")
+    for r in requests:
+        out.write(json.dumps(r.to_dict()) + "\n")
+    for s in snapshots:
+        out.write(json.dumps({"kind": "snapshot", **s.to_dict()}) + "\n")
+
+
+def read_trace(source: str | Path | bytes) -> Trace:
+    """Parse and validate a trace from a path or from raw bytes (an upload)."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise TraceError(f"no trace file at {path}")
+        if path.stat().st_size > MAX_TRACE_BYTES:
+            raise TraceError(f"the trace is {path.stat().st_size / 1e6:.0f} MB; the limit is {MAX_TRACE_BYTES // 2**20} MiB")
+        source = path.read_bytes()
+    if len(source) > MAX_TRACE_BYTES:
+        raise TraceError(f"the trace is {len(source) / 1e6:.0f} MB; the limit is {MAX_TRACE_BYTES // 2**20} MiB")
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TraceError(f"the trace is not UTF-8 text (byte {e.start})") from None
+
+    header, requests, snapshots, ids = None, [], [], set()
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TraceError(f"line {lineno}: not valid JSON ({e.msg})") from None
+        if not isinstance(obj, dict):
+            raise TraceError(f"line {lineno}: expected a JSON object, got {type(obj).__name__}")
+        kind = obj.get("kind")
+        if kind == "header":
+            if header is not None:
+                raise TraceError(f"line {lineno}: a second header")
+            if obj.get("version") != VERSION:
+                raise TraceError(f"line {lineno}: unsupported trace version {obj.get('version')!r} (expected {VERSION})")
+            header = obj
+        elif kind == "request":
+            req = _parse_request(obj, lineno)
+            if req.request_id in ids:
+                raise TraceError(f"line {lineno}: request id {req.request_id!r} appears twice")
+            ids.add(req.request_id)
+            requests.append(req)
+            if len(requests) > MAX_REQUESTS:
+                raise TraceError(f"line {lineno}: more than {MAX_REQUESTS} requests")
+        elif kind == "snapshot":
+            try:
+                snapshots.append(StepSnapshot.from_dict({k: v for k, v in obj.items() if k != "kind"}))
+            except (TypeError, KeyError, AttributeError, ValueError) as e:
+                raise TraceError(f"line {lineno}: malformed snapshot ({e})") from None
+        else:
+            raise TraceError(f"line {lineno}: unknown kind {kind!r} (expected header, request or snapshot)")
+    if header is None:
+        raise TraceError("the trace has no header line ({\"kind\": \"header\", \"version\": 1, ...})")
+    if not requests and not snapshots:
+        raise TraceError("the trace holds no requests and no snapshots")
+    return Trace(header, requests, snapshots)
+
+
+def _parse_request(obj: dict, lineno: int) -> TraceRequest:
+    def fail(msg):
+        raise TraceError(f"line {lineno}: {msg}")
+
+    rid = obj.get("request_id")
+    if not isinstance(rid, str) or not rid:
+        fail("request_id must be a non-empty string")
+    ids = obj.get("prompt_token_ids")
+    if not isinstance(ids, list) or not ids or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in ids):
+        fail(f"request {rid}: prompt_token_ids must be a non-empty list of non-negative integers")
+    if len(ids) > MAX_PROMPT_TOKENS:
+        fail(f"request {rid}: prompt of {len(ids)} tokens is over the {MAX_PROMPT_TOKENS} limit")
+    arrival = obj.get("arrival_step", 0)
+    if not isinstance(arrival, int) or isinstance(arrival, bool) or arrival < 0:
+        fail(f"request {rid}: arrival_step must be an integer >= 0")
+    priority = obj.get("priority", 0)
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        fail(f"request {rid}: priority must be an integer")
+    cls = obj.get("request_class", "default")
+    if not isinstance(cls, str):
+        fail(f"request {rid}: request_class must be a string")
+    prompt = obj.get("prompt")
+    if prompt is not None and not isinstance(prompt, str):
+        fail(f"request {rid}: prompt must be a string or null")
+    try:
+        params = SamplingParams(**(obj.get("sampling_params") or {}))
+        slo = SLO(**(obj.get("slo") or {}))
+    except (TypeError, ValueError) as e:
+        fail(f"request {rid}: {e}")
+    return TraceRequest(rid, ids, params, arrival, cls, priority, slo, prompt)

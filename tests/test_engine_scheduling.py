@@ -1,0 +1,127 @@
+"""Batcher behaviour, block accounting and bad input."""
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import LLM, ConfigError, EngineConfig, SamplingParams
+from engine.llm_engine import LLMEngine
+from engine.snapshot import StepSnapshot
+
+
+def run(engine: LLMEngine):
+    return engine.run_until_done()
+
+
+def test_static_batch_leaves_finished_slots_idle_while_others_wait(random_small):
+    engine = LLMEngine(random_small, EngineConfig(batcher="static", max_num_seqs=3))
+    lengths = [2, 12, 3, 4, 5]
+    for i, n in enumerate(lengths):
+        engine.add_request([65 + i] * 5, SamplingParams(temperature=0, max_tokens=n, ignore_eos=True))
+    snapshots = run(engine)
+    # the first batch is r0..r2; r0 finishes at once but r3 may not take its slot until r1 is done
+    holes = [s for s in snapshots if None in s.slots and s.waiting and any(s.slots)]
+    assert holes, "the static batcher should show idle slots with requests waiting"
+    first_r3 = next(s.step for s in snapshots if "r3" in s.admitted)
+    r1_done = next(s.step for s in snapshots if "r1" in s.finished)
+    assert first_r3 > r1_done
+
+
+def test_continuous_batcher_fills_a_freed_slot_at_once(random_small):
+    engine = LLMEngine(random_small, EngineConfig(max_num_seqs=3))
+    for i, n in enumerate([2, 12, 3, 4, 5]):
+        engine.add_request([65 + i] * 5, SamplingParams(temperature=0, max_tokens=n, ignore_eos=True))
+    snapshots = run(engine)
+    r0_done = next(s.step for s in snapshots if "r0" in s.finished)
+    assert "r3" in snapshots[r0_done + 1].admitted
+    for before, after in zip(snapshots, snapshots[1:]):
+        if None in before.slots and before.waiting:
+            assert after.admitted, f"step {after.step} left a slot idle while requests waited"
+
+
+
+def test_snapshots_are_immutable_and_json_round_trip(random_small):
+    engine = LLMEngine(random_small, EngineConfig(max_num_seqs=2, block_size=4))
+    engine.add_request("hello", SamplingParams(max_tokens=3, temperature=0))
+    snap = engine.step()
+    with pytest.raises(Exception):
+        snap.step = 3
+    with pytest.raises(TypeError):
+        snap.block_tables["x"] = (1,)
+    text = json.dumps(snap.to_dict())
+    again = StepSnapshot.from_dict(json.loads(text))
+    assert again == snap
+    assert snap.batch[0].num_prefill_tokens == 6 and snap.block_tables["r0"] and snap.written_blocks
+
+
+def test_request_stamps_in_steps_and_seconds(random_small):
+    llm = LLM(random_small, max_num_seqs=1)
+    a, b = llm.generate(["first", "second"], SamplingParams(temperature=0, max_tokens=4, ignore_eos=True))
+    assert a.metrics["ttft_steps"] == 0 and a.metrics["e2e_steps"] == 3
+    assert b.metrics["queue_steps"] == 4 and b.metrics["ttft_steps"] == 4
+    assert b.metrics["ttft_s"] > a.metrics["ttft_s"] > 0
+
+
+# --- bad input -------------------------------------------------------------------------------
+def test_over_long_prompt_is_rejected_and_the_rest_still_run(random_small):
+    llm = LLM(random_small, max_model_len=64)
+    outs = llm.generate(["ok", "x" * 100, "fine too"], SamplingParams(temperature=0, max_tokens=4))
+    assert outs[1].finish_reason == "rejected" and "max_model_len is 64" in outs[1].error
+    assert outs[0].token_ids and outs[2].token_ids
+
+
+def test_request_bigger_than_the_cache_is_rejected_with_the_block_count(random_small):
+    llm = LLM(random_small, block_size=4, num_blocks=5)
+    out, = llm.generate(["abcdefghijkl"], SamplingParams(max_tokens=20))
+    assert out.finish_reason == "rejected" and "needs up to 9 KV blocks" in out.error
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(block_size=0), "block_size"),
+    (dict(max_num_seqs=0), "max_num_seqs"),
+    (dict(max_num_batched_tokens=-5), "max_num_batched_tokens"),
+    (dict(num_blocks=0), "num_blocks"),
+    (dict(batcher="dynamic"), "batcher must be one of"),
+    (dict(max_model_len=100000), "max_model_len"),
+    (dict(enable_chunked_prefill=False, max_num_batched_tokens=64), "without chunked prefill"),
+])
+def test_nonsense_configs_are_refused_clearly(random_small, kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        LLM(random_small, **kwargs)
+
+
+def test_bad_sampling_params():
+    for kw in (dict(temperature=-1), dict(top_p=0), dict(top_k=-1), dict(max_tokens=0)):
+        with pytest.raises(ConfigError):
+            SamplingParams(**kw)
+
+
+# --- block accounting, property-tested ----------------------------------------------------------
+workloads = st.lists(st.tuples(st.integers(1, 40), st.integers(1, 30), st.integers(0, 6)), min_size=1, max_size=10)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(workload=workloads, block_size=st.sampled_from([1, 2, 4, 8]), num_blocks=st.integers(4, 80),
+       max_num_seqs=st.integers(1, 5), budget=st.integers(4, 64), batcher=st.sampled_from(["continuous", "static"]))
+def test_block_accounting_balances(random_small, workload, block_size, num_blocks, max_num_seqs, budget, batcher):
+    engine = LLMEngine(random_small, EngineConfig(batcher=batcher, block_size=block_size, num_blocks=num_blocks,
+                                                  max_num_seqs=max_num_seqs, max_num_batched_tokens=budget,
+                                                  max_model_len=128))
+    requests = [engine.add_request([7] * p, SamplingParams(temperature=0, max_tokens=o, ignore_eos=True), arrival_step=a)
+                for p, o, a in workload]
+    bm = engine.block_manager
+    while engine.has_unfinished():
+        snap = engine.step()
+        bm.check_invariants()
+        owners = [b for table in snap.block_tables.values() for b in table]
+        assert len(owners) == len(set(owners)), "a block is owned by two live requests"
+        assert sum(1 for s in snap.slots if s) <= max_num_seqs
+        assert snap.num_prefill_tokens + snap.num_decode_tokens <= budget
+    assert bm.num_free_blocks == num_blocks, "blocks leaked"
+    for r in requests:
+        assert r.is_finished
+        if r.finish_reason.value == "rejected":
+            assert r.error
+        else:
+            assert r.num_output_tokens == r.sampling_params.max_tokens
