@@ -80,8 +80,7 @@ def _load_hf_dir(path: Path, name: str, progress: Progress) -> LoadedModel:
     weights: dict[str, torch.Tensor] = {}
     for f in weight_files:
         weights.update(load_file(str(f)))
-    model = LlamaForCausalLM(cfg)
-    model.load_weights(weights)
+    model = LlamaForCausalLM.from_weights(cfg, weights)
     tokenizer = _hf_tokenizer(path, cfg) if (path / "tokenizer.json").is_file() else ByteTokenizer()
     return LoadedModel(name, model, tokenizer, str(path))
 

@@ -133,6 +133,18 @@ class LlamaForCausalLM(nn.Module):
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
 
+    @classmethod
+    def from_weights(cls, cfg: ModelConfig, weights: dict[str, torch.Tensor]) -> "LlamaForCausalLM":
+        """Build without random init (seconds for a 135M model), then load every tensor."""
+        with torch.device("meta"):
+            model = cls(cfg)
+        model.to_empty(device="cpu")
+        model.model.rotary_emb = RotaryEmbedding(cfg.head_dim, cfg.max_position_embeddings, cfg.rope_theta)
+        if cfg.tie_word_embeddings:  # to_empty made two tensors of the tied one
+            model.lm_head.weight = model.model.embed_tokens.weight
+        model.load_weights(weights)
+        return model
+
     def init_weights(self, seed: int) -> "LlamaForCausalLM":
         """Seeded random init, for tests and the `random-small` model."""
         gen = torch.Generator().manual_seed(seed)

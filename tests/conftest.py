@@ -1,9 +1,10 @@
 import os
+import shutil
+import time
 
 import pytest
 import torch
 
-os.environ.setdefault("SERVING_LAB_TEST", "1")
 torch.set_num_threads(1)  # tiny ops: threads cost more than they give, and CI has 2 cores
 
 
@@ -11,6 +12,35 @@ torch.set_num_threads(1)  # tiny ops: threads cost more than they give, and CI h
 def random_small():
     from engine.loader import load_model
     return load_model("random-small")
+
+
+@pytest.fixture(scope="session")
+def tiny():
+    from engine.loader import load_model
+    return load_model("tiny")
+
+
+@pytest.fixture(scope="session")
+def smollm2_loads(tmp_path_factory):
+    """Load SmolLM2 twice through the public entry point, the cache in a temporary folder: GGUF, then cache."""
+    from engine.loader import load_model
+
+    cache_root = tmp_path_factory.mktemp("serving-lab-cache")
+    runs = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SERVING_LAB_CACHE", str(cache_root))
+        for _ in range(2):
+            messages = []
+            start = time.perf_counter()
+            loaded = load_model("smollm2", progress=lambda msg, frac: messages.append(msg))
+            runs.append((loaded, messages, time.perf_counter() - start))
+        yield {"fresh": runs[0], "cached": runs[1], "cache_root": cache_root}
+    shutil.rmtree(cache_root, ignore_errors=True)  # 540 MB of fp32 weights
+
+
+@pytest.fixture(scope="session")
+def smollm2(smollm2_loads):
+    return smollm2_loads["fresh"][0]
 
 
 def dense_greedy(model, prompt_ids: list[int], max_tokens: int, eos_ids=()) -> list[int]:
