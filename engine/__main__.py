@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--trace", help="write the requests and every step snapshot to this JSONL file")
     add_engine_args(gen)
     gen.set_defaults(func=cmd_generate)
+
+    from engine.bench import add_bench_parser
+    add_bench_parser(sub)
     return parser
 
 

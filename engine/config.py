@@ -100,7 +100,7 @@ class EngineConfig:
     max_wait_steps: int = 0  # static batcher: how long to wait for a full batch
     contiguous_reserve: str = "max_tokens"  # or "max_model_len"
     num_swap_blocks: int | None = None  # CPU-side pool for swap preemption; None: = num_blocks
-    priority_aging_steps: int = 50  # priority policy: steps of waiting that lift a request one class
+    priority_aging_steps: int = 100  # priority policy: steps of waiting that lift a request one class
     attention_backend: str = "auto"
     device: str = "cpu"
     dtype: str = "float32"

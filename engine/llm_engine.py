@@ -13,6 +13,7 @@ import time
 import torch
 
 from engine.block_manager import BlockManager
+from engine.contiguous import ContiguousAllocator
 from engine.config import ConfigError, EngineConfig
 from engine.loader import LoadedModel
 from engine.policy import make_policy
@@ -27,6 +28,14 @@ DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch
 DEFAULT_MAX_MODEL_LEN = 1024  # a default cap, so a long-context model does not size a huge cache
 
 
+def make_block_manager(config: EngineConfig) -> BlockManager:
+    if config.kv_layout == "contiguous":
+        return ContiguousAllocator(config.num_blocks, config.block_size, config.max_model_len,
+                                   config.contiguous_reserve, config.num_swap_blocks)
+    return BlockManager(config.num_blocks, config.block_size, config.max_model_len,
+                        config.enable_prefix_caching, config.num_swap_blocks)
+
+
 class LLMEngine:
     def __init__(self, loaded: LoadedModel, config: EngineConfig | None = None):
         config = config or EngineConfig()
@@ -36,15 +45,18 @@ class LLMEngine:
         config.validate(model_cfg)
         if config.num_blocks is None:  # enough for every slot at full length: no preemption by default
             config.num_blocks = config.max_num_seqs * config.blocks_per_seq()
+        if config.num_swap_blocks is None:
+            config.num_swap_blocks = config.num_blocks if config.preemption_mode == "swap" else 0
         self.config = config
         self.loaded = loaded
         self.tokenizer = loaded.tokenizer
         self.eos_token_ids = tuple(set(model_cfg.eos_token_ids) | set(loaded.tokenizer.eos_token_ids))
         self.backend = get_backend(config.attention_backend, config.device)
-        self.block_manager = BlockManager(config.num_blocks, config.block_size)
-        self.scheduler = make_scheduler(config, self.block_manager, make_policy(config.policy))
+        self.block_manager = make_block_manager(config)
+        self.scheduler = make_scheduler(config, self.block_manager,
+                                        make_policy(config.policy, config.priority_aging_steps))
         self.runner = ModelRunner(loaded.model, config.num_blocks, config.block_size, self.backend,
-                                  config.device, DTYPES[config.dtype])
+                                  config.device, DTYPES[config.dtype], config.num_swap_blocks)
         self.requests: dict[str, Request] = {}
         self.pending: list[Request] = []  # added with an arrival step still in the future
         self.rejected_unreported: list[Request] = []
@@ -93,8 +105,8 @@ class LLMEngine:
             return "the prompt is empty"
         if n > limit:
             return f"the prompt has {n} tokens but max_model_len is {limit}: shorten it by {n - limit} tokens"
-        if not self.block_manager.can_ever_fit(request, limit):
-            need = self.block_manager.blocks_for(min(request.max_total_tokens, limit))
+        need = self.block_manager.worst_case_blocks(request)
+        if need > self.block_manager.num_blocks:
             return (f"it needs up to {need} KV blocks (prompt {n} + max_tokens {request.sampling_params.max_tokens}) "
                     f"but the whole cache has {self.block_manager.num_blocks}: raise num_blocks or lower max_tokens")
         return None
@@ -122,6 +134,8 @@ class LLMEngine:
 
         out = self.scheduler.schedule(step, self.now())  # 1. schedule
         t_model = time.perf_counter()
+        ops = self.block_manager.drain_ops()
+        self.runner.apply_cache_ops(ops)  # swap out/in, copy-on-write: before anything is written
         sampled, slot_mapping = (self.runner.run(out.scheduled, self.block_manager)  # 2. run the model
                                  if out.scheduled else ({}, []))
         model_time = time.perf_counter() - t_model
@@ -133,7 +147,7 @@ class LLMEngine:
         end = self.now()
         snapshot = capture(step, end, end - t_start, model_time, self.scheduler, self.block_manager, out, sampled,
                            {s // self.config.block_size for s in slot_mapping if s >= 0},
-                           arrived, finished, rejected, kv={})
+                           arrived, finished, rejected, ops)
         self.step_index += 1
         return snapshot
 

@@ -64,6 +64,9 @@ class Request:
     output_token_ids: list[int] = field(default_factory=list)
     num_computed_tokens: int = 0  # tokens whose K/V are in the cache
     block_table: list[int] = field(default_factory=list)  # physical blocks, in logical order
+    cpu_block_table: list[int] = field(default_factory=list)  # where a swapped-out cache waits
+    num_cached_tokens: int = 0  # prompt tokens found in the prefix cache
+    num_registered_blocks: int = 0  # leading blocks already named in the prefix cache
     slot: int | None = None  # which of the max_num_seqs slots it occupies (for the views)
     num_preemptions: int = 0
     num_recomputed_tokens: int = 0
@@ -79,6 +82,7 @@ class Request:
     finish_time: float | None = None
     finish_step: int | None = None
     generator: torch.Generator | None = field(default=None, repr=False)
+    _block_hashes: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self):
         if self.sampling_params.seed is not None:
@@ -105,6 +109,21 @@ class Request:
     def max_total_tokens(self) -> int:
         """Prompt plus the most it may generate: what a reserve-ahead allocator must hold."""
         return self.num_prompt_tokens + self.sampling_params.max_tokens
+
+    def full_block_hashes(self, block_size: int) -> list[int]:
+        """Prefix-cache names of every full block of known tokens: each hashes its tokens and the
+        previous block's name, so equal names mean equal prefixes."""
+        hashes, full = self._block_hashes, self.num_tokens // block_size
+        if len(hashes) < full:
+            tokens = self.all_token_ids
+            for i in range(len(hashes), full):
+                prev = hashes[-1] if hashes else None
+                hashes.append(hash((prev, tuple(tokens[i * block_size:(i + 1) * block_size]))))
+        return hashes[:full]
+
+    @property
+    def swapped(self) -> bool:
+        return bool(self.cpu_block_table)
 
     @property
     def is_prefill(self) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.block_manager import BlockManager
+from engine.block_manager import BlockManager, CacheOps
 from engine.model import LlamaForCausalLM, PagedContext
 from engine.sampler import sample
 from engine.scheduler import ScheduledRequest
@@ -17,13 +17,32 @@ from kernels import AttentionBackend, AttentionMetadata
 
 class ModelRunner:
     def __init__(self, model: LlamaForCausalLM, num_blocks: int, block_size: int, backend: AttentionBackend,
-                 device: str, dtype: torch.dtype):
+                 device: str, dtype: torch.dtype, num_swap_blocks: int = 0):
         cfg = model.config
         self.model, self.backend, self.device = model, backend, device
         shape = (num_blocks, block_size, cfg.num_key_value_heads, cfg.head_dim)
         # per layer: K and V, [num_blocks, block_size, num_kv_heads, head_dim]
         self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=device), torch.zeros(shape, dtype=dtype, device=device))
                           for _ in range(cfg.num_hidden_layers)]
+        # the CPU-side pool that swap preemption parks caches in
+        swap_shape = (num_swap_blocks, *shape[1:])
+        self.swap_caches = [(torch.zeros(swap_shape, dtype=dtype), torch.zeros(swap_shape, dtype=dtype))
+                            for _ in range(cfg.num_hidden_layers)] if num_swap_blocks else []
+
+    def apply_cache_ops(self, ops: CacheOps) -> None:
+        """Move whole blocks, every layer, K and V: swap out, then swap in, then copy-on-write."""
+        if not ops:
+            return
+        for (k, v), (cpu_k, cpu_v) in zip(self.kv_caches, self.swap_caches or [(None, None)] * len(self.kv_caches)):
+            for src, dst in ops.swap_out:
+                cpu_k[dst].copy_(k[src])
+                cpu_v[dst].copy_(v[src])
+            for src, dst in ops.swap_in:
+                k[dst].copy_(cpu_k[src])
+                v[dst].copy_(cpu_v[src])
+            for src, dst in ops.copy:
+                k[dst].copy_(k[src])
+                v[dst].copy_(v[src])
 
     @property
     def kv_cache_bytes(self) -> int:

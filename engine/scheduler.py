@@ -6,7 +6,8 @@ Both batchers share the same model, cache and kernels; only the scheduling diffe
 - continuous (vLLM v1 style): every step, running requests get their decode token (or next
   prefill chunk) first, then waiting requests are admitted while slots (`max_num_seqs`), the
   token budget (`max_num_batched_tokens`) and free blocks allow. A finished request frees its
-  slot and blocks at once. When blocks run out, the policy's last request is preempted.
+  slot and blocks at once. When blocks run out, the policy's last request is preempted
+  (recompute: drop its cache; swap: copy it to the CPU pool).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class SchedulerOutput:
     scheduled: list[ScheduledRequest] = field(default_factory=list)
     admitted: list[str] = field(default_factory=list)
     preempted: list[str] = field(default_factory=list)
+    blocked: dict[str, str] = field(default_factory=dict)  # head of the queue -> why it could not start
 
     @property
     def num_batched_tokens(self) -> int:
@@ -56,11 +58,12 @@ class Scheduler:
         raise NotImplementedError
 
     # --- pieces both batchers use ------------------------------------------
-    def num_new_tokens(self, request: Request, budget: int) -> int:
+    def num_new_tokens(self, request: Request, budget: int, computed: int | None = None) -> int:
         """How many of the request's uncached tokens fit this step (0: none)."""
-        remaining = request.num_tokens - request.num_computed_tokens
+        computed = request.num_computed_tokens if computed is None else computed
+        remaining = request.num_tokens - computed
         n = min(remaining, budget)
-        if request.is_prefill:
+        if remaining > 1:  # a prefill (or recompute), not a decode
             if self.config.long_prefill_token_threshold:
                 n = min(n, self.config.long_prefill_token_threshold)
             if not self.config.enable_chunked_prefill and n < remaining:
@@ -72,8 +75,28 @@ class Scheduler:
         out.scheduled.append(ScheduledRequest(request, n, request.is_prefill,
                                               request.num_computed_tokens + n == request.num_tokens))
 
-    def admit(self, request: Request, num_new_tokens: int, out: SchedulerOutput, step: int, now: float) -> None:
-        self.block_manager.allocate(request, num_new_tokens)
+    def try_admit(self, request: Request, budget: int, out: SchedulerOutput, step: int, now: float) -> int:
+        """Admit a waiting request with its first chunk if slot, budget and memory allow; returns
+        the tokens scheduled (0: it cannot start, and `out.blocked` says why)."""
+        if len(self.running) >= self.config.max_num_seqs:
+            out.blocked[request.request_id] = "slots"
+            return 0
+        hits = self.block_manager.prefix_hits(request)
+        computed = self.block_manager.hit_tokens(request, hits) if hits else None
+        n = self.num_new_tokens(request, budget, computed)
+        if n == 0:
+            out.blocked[request.request_id] = "budget"
+            return 0
+        if not self.block_manager.can_allocate(request, n, hits):
+            out.blocked[request.request_id] = self.block_manager.refusal(request)
+            return 0
+        self.admit(request, n, out, step, now, hits)
+        self.schedule_tokens(request, n, out)
+        return n
+
+    def admit(self, request: Request, num_new_tokens: int, out: SchedulerOutput, step: int, now: float,
+              hits: list[int] = ()) -> None:
+        self.block_manager.allocate(request, num_new_tokens, hits)
         self.waiting.remove(request)
         self.running.append(request)
         request.slot = self.slots.index(None)
@@ -88,10 +111,17 @@ class Scheduler:
         request.slot = None
 
     def preempt(self, request: Request, out: SchedulerOutput) -> None:
-        """Recompute preemption: drop the cache; every token so far is prefilled again later."""
-        self._leave_running(request)
-        request.num_recomputed_tokens += request.num_computed_tokens
-        request.num_computed_tokens = 0
+        """Swap: park the cache in the CPU pool. Recompute (or a full CPU pool): drop it, and every
+        token so far is prefilled again later."""
+        if self.config.preemption_mode == "swap" and self.block_manager.can_swap_out(request):
+            self.block_manager.swap_out(request)
+            self.running.remove(request)
+            self.slots[request.slot] = None
+            request.slot = None
+        else:
+            self._leave_running(request)
+            request.num_recomputed_tokens += request.num_computed_tokens
+            request.num_computed_tokens = 0
         request.preempt()
         self.waiting.append(request)
         out.preempted.append(request.request_id)
@@ -107,6 +137,7 @@ class Scheduler:
         for item in out.scheduled:
             request = item.request
             request.num_computed_tokens += item.num_new_tokens
+            self.block_manager.commit(request)
             if not item.samples:
                 continue  # a prefill chunk that does not reach the end yet
             request.append_token(sampled[request.request_id], step, now)
@@ -121,9 +152,12 @@ class ContinuousScheduler(Scheduler):
     def schedule(self, step: int, now: float) -> SchedulerOutput:
         out = SchedulerOutput()
         budget = self.config.max_num_batched_tokens
+        if self.policy.preemptive:
+            self.make_room_for_urgent(out, step)
 
         # 1. Running requests first, in policy order. A request that cannot grow makes room by
         #    preempting the policy's last unscheduled request, possibly itself.
+        short_of_memory = False
         unscheduled = self.policy.order(self.running, step)
         while unscheduled and budget > 0:
             request = unscheduled.pop(0)
@@ -131,6 +165,7 @@ class ContinuousScheduler(Scheduler):
             if n == 0:
                 continue
             while not self.block_manager.can_append(request, n):
+                short_of_memory = True
                 victim = self.policy.victim(unscheduled + [request], step)
                 self.preempt(victim, out)
                 if victim is request:
@@ -140,20 +175,34 @@ class ContinuousScheduler(Scheduler):
                 self.schedule_tokens(request, n, out)
                 budget -= n
 
-        # 2. Admit waiting requests while slots, budget and blocks allow (not after preempting:
-        #    memory is short, and the preempted would just be let back in).
-        if out.preempted:
+        # 2. Admit waiting requests while slots, budget and blocks allow (not when memory just ran
+        #    short: the preempted would only be let back in). The first one that cannot start
+        #    blocks those behind it (head-of-line blocking, as in vLLM).
+        if short_of_memory:
             return out
         for request in self.policy.order(self.waiting, step):
-            if len(self.running) >= self.config.max_num_seqs or budget == 0:
+            if budget == 0:
                 break
-            n = self.num_new_tokens(request, budget)
-            if n == 0 or not self.block_manager.can_allocate(request, n):
-                break  # the head of the queue cannot start: those behind it wait too, as in vLLM
-            self.admit(request, n, out, step, now)
-            self.schedule_tokens(request, n, out)
+            n = self.try_admit(request, budget, out, step, now)
+            if n == 0:
+                break
             budget -= n
         return out
+
+    def make_room_for_urgent(self, out: SchedulerOutput, step: int) -> None:
+        """The best waiting request may evict running work that the policy ranks below it."""
+        waiting = self.policy.order(self.waiting, step)
+        if not waiting:
+            return
+        urgent = waiting[0]
+        urgent_key = self.policy.key(urgent, step)
+        first_chunk = min(urgent.num_tokens - urgent.num_computed_tokens, self.config.max_num_batched_tokens)
+        while self.running and (len(self.running) >= self.config.max_num_seqs
+                                or not self.block_manager.can_allocate(urgent, first_chunk)):
+            victim = self.policy.victim(self.running, step)
+            if self.policy.key(victim, step) <= urgent_key:
+                return
+            self.preempt(victim, out)
 
 
 class StaticScheduler(Scheduler):
@@ -186,7 +235,7 @@ class StaticScheduler(Scheduler):
         self.steps_waited = 0
         reserved = 0
         for request in waiting[:self.config.max_num_seqs]:
-            need = self.block_manager.blocks_for(min(request.max_total_tokens, self.config.max_model_len))
+            need = self.block_manager.worst_case_blocks(request)
             if reserved + need > self.block_manager.num_free_blocks:
                 break
             reserved += need

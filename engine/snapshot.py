@@ -39,6 +39,9 @@ class RequestView:
     slot: int | None
     num_preemptions: int
     finish_reason: str | None
+    arrival_step: int
+    num_cached_tokens: int  # prompt tokens found in the prefix cache
+    swapped: bool  # preempted with its cache parked in the CPU pool
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,9 @@ class StepSnapshot:
     block_owner: tuple[str | None, ...]  # per physical block
     block_fill: tuple[int, ...]  # token slots written, per block
     block_ref_count: tuple[int, ...]
+    block_cached: tuple[bool, ...]  # holds a prefix-cache hash
     block_size: int
+    kv_layout: str  # paged / contiguous
     written_blocks: tuple[int, ...]  # blocks this step's slot_mapping wrote into
     requests: FrozenDict  # request id -> RequestView, for every live request (and those ended this step)
     emitted: FrozenDict  # request id -> token id sampled this step
@@ -63,7 +68,10 @@ class StepSnapshot:
     preempted: tuple[str, ...] = ()
     finished: tuple[str, ...] = ()
     rejected: FrozenDict = field(default_factory=FrozenDict)  # request id -> reason
-    kv: FrozenDict = field(default_factory=FrozenDict)  # KV memory split in token slots (see metrics.kv_split)
+    blocked: FrozenDict = field(default_factory=FrozenDict)  # head of the queue -> slots/budget/memory/fragmentation
+    blocks_swapped_out: int = 0
+    blocks_swapped_in: int = 0
+    blocks_copied: int = 0  # copy-on-write
 
     @property
     def num_blocks(self) -> int:
@@ -98,7 +106,7 @@ class StepSnapshot:
         d["batch"] = tuple(ScheduledView(**b) for b in d["batch"])
         d["requests"] = FrozenDict({k: RequestView(**v) for k, v in d["requests"].items()})
         d["block_tables"] = FrozenDict({k: tuple(v) for k, v in d["block_tables"].items()})
-        for name in ("emitted", "rejected", "kv"):
+        for name in ("emitted", "rejected", "blocked"):
             d[name] = FrozenDict(d.get(name, {}))
         for f in dataclasses.fields(cls):
             if isinstance(d.get(f.name), list):
@@ -121,11 +129,12 @@ def _plain(value):
 def request_view(r) -> RequestView:
     return RequestView(r.request_id, r.status.value, r.request_class, r.priority, r.num_prompt_tokens,
                        r.num_output_tokens, r.num_computed_tokens, r.sampling_params.max_tokens, r.slot,
-                       r.num_preemptions, r.finish_reason.value if r.finish_reason else None)
+                       r.num_preemptions, r.finish_reason.value if r.finish_reason else None, r.arrival_step,
+                       r.num_cached_tokens, r.swapped)
 
 
 def capture(step: int, time_s: float, step_time_s: float, model_time_s: float, scheduler, block_manager,
-            out, sampled: dict, slot_mapping_blocks: set, arrived, finished, rejected, kv: dict) -> StepSnapshot:
+            out, sampled: dict, slot_mapping_blocks: set, arrived, finished, rejected, ops) -> StepSnapshot:
     """Freeze the scheduler's and block manager's state after a step."""
     views = block_manager.block_views()
     live = scheduler.running + scheduler.waiting
@@ -138,9 +147,11 @@ def capture(step: int, time_s: float, step_time_s: float, model_time_s: float, s
         waiting=tuple(r.request_id for r in scheduler.policy.order(scheduler.waiting, step + 1)),
         block_tables=FrozenDict({rid: tuple(r.block_table) for rid, r in block_manager.holders.items()}),
         block_owner=tuple(v.owner for v in views), block_fill=tuple(v.fill for v in views),
-        block_ref_count=tuple(v.ref_count for v in views), block_size=block_manager.block_size,
+        block_ref_count=tuple(v.ref_count for v in views), block_cached=tuple(v.cached for v in views),
+        block_size=block_manager.block_size, kv_layout=block_manager.kv_layout,
         written_blocks=tuple(sorted(slot_mapping_blocks)),
         requests=FrozenDict({r.request_id: request_view(r) for r in [*live, *finished, *rejected]}),
         emitted=FrozenDict(sampled), arrived=tuple(arrived), admitted=tuple(out.admitted),
         preempted=tuple(out.preempted), finished=tuple(r.request_id for r in finished),
-        rejected=FrozenDict({r.request_id: r.error for r in rejected}), kv=FrozenDict(kv))
+        rejected=FrozenDict({r.request_id: r.error for r in rejected}), blocked=FrozenDict(out.blocked),
+        blocks_swapped_out=len(ops.swap_out), blocks_swapped_in=len(ops.swap_in), blocks_copied=len(ops.copy))

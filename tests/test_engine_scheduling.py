@@ -58,8 +58,9 @@ def test_snapshots_are_immutable_and_json_round_trip(random_small):
 def test_request_stamps_in_steps_and_seconds(random_small):
     llm = LLM(random_small, max_num_seqs=1)
     a, b = llm.generate(["first", "second"], SamplingParams(temperature=0, max_tokens=4, ignore_eos=True))
-    assert a.metrics["ttft_steps"] == 0 and a.metrics["e2e_steps"] == 3
-    assert b.metrics["queue_steps"] == 4 and b.metrics["ttft_steps"] == 4
+    # steps count inclusively: a request served in its arrival step has TTFT 1
+    assert a.metrics["ttft_steps"] == 1 and a.metrics["e2e_steps"] == 4 and a.metrics["queue_steps"] == 0
+    assert b.metrics["queue_steps"] == 4 and b.metrics["ttft_steps"] == 5
     assert b.metrics["ttft_s"] > a.metrics["ttft_s"] > 0
 
 
@@ -98,27 +99,36 @@ def test_bad_sampling_params():
 
 
 # --- block accounting, property-tested ----------------------------------------------------------
-workloads = st.lists(st.tuples(st.integers(1, 40), st.integers(1, 30), st.integers(0, 6)), min_size=1, max_size=10)
+workloads = st.lists(st.tuples(st.integers(1, 40), st.integers(1, 30), st.integers(0, 6), st.integers(0, 2),
+                               st.integers(0, 3)), min_size=1, max_size=10)
+engines = st.fixed_dictionaries({
+    "block_size": st.sampled_from([1, 2, 4, 8]), "num_blocks": st.integers(4, 80), "max_num_seqs": st.integers(1, 5),
+    "max_num_batched_tokens": st.integers(4, 64), "batcher": st.sampled_from(["continuous", "static"]),
+    "policy": st.sampled_from(["fcfs", "sjf", "priority", "edf"]), "kv_layout": st.sampled_from(["paged", "contiguous"]),
+    "preemption_mode": st.sampled_from(["recompute", "swap"]), "enable_prefix_caching": st.booleans(),
+    "num_swap_blocks": st.sampled_from([None, 0, 6]), "priority_aging_steps": st.sampled_from([1, 5, 100])})
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(workload=workloads, block_size=st.sampled_from([1, 2, 4, 8]), num_blocks=st.integers(4, 80),
-       max_num_seqs=st.integers(1, 5), budget=st.integers(4, 64), batcher=st.sampled_from(["continuous", "static"]))
-def test_block_accounting_balances(random_small, workload, block_size, num_blocks, max_num_seqs, budget, batcher):
-    engine = LLMEngine(random_small, EngineConfig(batcher=batcher, block_size=block_size, num_blocks=num_blocks,
-                                                  max_num_seqs=max_num_seqs, max_num_batched_tokens=budget,
-                                                  max_model_len=128))
-    requests = [engine.add_request([7] * p, SamplingParams(temperature=0, max_tokens=o, ignore_eos=True), arrival_step=a)
-                for p, o, a in workload]
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(workload=workloads, knobs=engines)
+def test_block_accounting_balances(random_small, workload, knobs):
+    engine = LLMEngine(random_small, EngineConfig(max_model_len=128, **knobs))
+    # prompts share prefixes (the same first tokens) so that prefix caching has work to do
+    requests = [engine.add_request([7] * p + [9 + v], SamplingParams(temperature=0, max_tokens=o, ignore_eos=True),
+                                   arrival_step=a, priority=prio)
+                for p, o, a, prio, v in workload]
     bm = engine.block_manager
     while engine.has_unfinished():
         snap = engine.step()
         bm.check_invariants()
-        owners = [b for table in snap.block_tables.values() for b in table]
-        assert len(owners) == len(set(owners)), "a block is owned by two live requests"
-        assert sum(1 for s in snap.slots if s) <= max_num_seqs
-        assert snap.num_prefill_tokens + snap.num_decode_tokens <= budget
-    assert bm.num_free_blocks == num_blocks, "blocks leaked"
+        shared = [b for b, refs in enumerate(snap.block_ref_count) if refs > 1]
+        assert not shared or knobs["enable_prefix_caching"], "only prefix caching may share blocks"
+        owners = [b for table in snap.block_tables.values() for b in table if b not in shared]
+        assert len(owners) == len(set(owners)), "a private block is owned by two live requests"
+        assert sum(1 for s in snap.slots if s) <= knobs["max_num_seqs"]
+        assert snap.num_prefill_tokens + snap.num_decode_tokens <= knobs["max_num_batched_tokens"]
+    assert bm.num_free_blocks == bm.num_blocks, "blocks leaked"
+    assert bm.swap_pool.num_free == bm.swap_pool.num_blocks, "swap blocks leaked"
     for r in requests:
         assert r.is_finished
         if r.finish_reason.value == "rejected":

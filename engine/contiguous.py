@@ -1,0 +1,68 @@
+"""The contiguous KV layout: what paging replaced.
+
+At admission a request reserves one contiguous run of blocks for its prompt plus its maximum
+output (or max_model_len), first-fit in one linear arena, and holds it until it finishes. Same
+model, same kernels: the run is just a block table of consecutive blocks. It shows the two
+classic failures: slots reserved but never used, and a request refused although the free space
+adds up to enough (external fragmentation: no single hole is big enough).
+"""
+from __future__ import annotations
+
+from engine.block_manager import BlockManager
+from engine.request import Request
+
+
+class ContiguousAllocator(BlockManager):
+    kv_layout = "contiguous"
+
+    def __init__(self, num_blocks: int, block_size: int, max_model_len: int, reserve: str = "max_tokens",
+                 num_swap_blocks: int = 0):
+        super().__init__(num_blocks, block_size, max_model_len, enable_prefix_caching=False,
+                         num_swap_blocks=num_swap_blocks)
+        self.reserve = reserve
+
+    def reservation(self, request: Request) -> int:
+        """Blocks reserved up front: prompt + max_tokens, or the whole context."""
+        tokens = self.max_model_len if self.reserve == "max_model_len" else request.max_total_tokens
+        return self.blocks_for(min(tokens, self.max_model_len))
+
+    def worst_case_blocks(self, request: Request) -> int:
+        return self.reservation(request)
+
+    def first_fit(self, length: int) -> int | None:
+        """Start of the first run of `length` free blocks, or None."""
+        run = 0
+        for block_id, refs in enumerate(self.pool.ref_counts):
+            run = run + 1 if refs == 0 else 0
+            if run == length:
+                return block_id - length + 1
+        return None
+
+    def largest_free_run(self) -> int:
+        best = run = 0
+        for refs in self.pool.ref_counts:
+            run = run + 1 if refs == 0 else 0
+            best = max(best, run)
+        return best
+
+    def blocks_needed(self, request: Request, num_new_tokens: int, hits=()) -> int:
+        return 0 if request.block_table else self.reservation(request)
+
+    def can_allocate(self, request: Request, num_new_tokens: int, hits=()) -> bool:
+        return self.first_fit(self.reservation(request)) is not None
+
+    def refusal(self, request: Request) -> str:
+        """Why a request cannot be admitted: not enough memory, or no hole big enough."""
+        return "fragmentation" if self.pool.num_free >= self.reservation(request) else "memory"
+
+    def can_append(self, request: Request, num_new_tokens: int = 1) -> bool:
+        return True  # the reservation already holds every token the request may produce
+
+    def _grow(self, request: Request, num_new_tokens: int) -> None:
+        if request.block_table:
+            assert self.blocks_for(request.num_computed_tokens + num_new_tokens) <= len(request.block_table)
+            return
+        start = self.first_fit(self.reservation(request))
+        for block_id in range(start, start + self.reservation(request)):
+            self.pool.take_specific(block_id)
+            request.block_table.append(block_id)
