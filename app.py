@@ -1,6 +1,11 @@
-"""Serving Lab: the entry page (navigation and the shared sidebar)."""
+"""Serving Lab: navigation, the language switch and the shared sidebar; every page runs inside this frame."""
 import streamlit as st
 
+from ui import nav, sidebar, style
+
 st.set_page_config(page_title="Serving Lab", page_icon="🧪", layout="wide")
-page = st.navigation([st.Page("pages/generate.py", title="Generate", icon="✍️", default=True)])
+sidebar.language_switch()  # first: page titles in the navigation are translated
+page = nav.navigation()
+sidebar.render()
+style.apply()
 page.run()

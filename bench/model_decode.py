@@ -15,18 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from engine import EngineConfig, LLMEngine, SamplingParams, load_model  # noqa: E402
-
-
-def decode_rate(loaded, batch: int, new_tokens: int) -> tuple[float, float]:
-    engine = LLMEngine(loaded, EngineConfig(max_num_seqs=batch, max_model_len=256))
-    for i in range(batch):
-        engine.add_request(f"Request {i}: tell me a story.", SamplingParams(temperature=0.0, max_tokens=new_tokens,
-                                                                           ignore_eos=True))
-    snaps = engine.run_until_done()
-    decode = [s for s in snaps if s.num_decode_tokens and not s.num_prefill_tokens]
-    seconds = sum(s.step_time_s for s in decode)
-    return sum(s.num_decode_tokens for s in decode) / seconds, 1000 * seconds / len(decode)
+from engine import load_model  # noqa: E402
+from engine.experiment import measure_decode  # noqa: E402
 
 
 def main():
@@ -41,10 +31,10 @@ def main():
     print(f"{'model':<10}{'batch':>6}{'decode tok/s':>14}{'ms/step':>10}")
     for name in args.models:
         loaded = load_model(name)
-        decode_rate(loaded, 1, 4)  # warm-up
+        measure_decode(loaded, 1, 4)  # warm-up
         for b in args.batches:
-            rate, ms = decode_rate(loaded, b, args.new_tokens)
-            print(f"{name:<10}{b:>6}{rate:>14.0f}{ms:>10.1f}")
+            row = measure_decode(loaded, b, args.new_tokens)
+            print(f"{name:<10}{b:>6}{row['tok_per_s']:>14.0f}{row['ms_per_step']:>10.1f}")
 
 
 if __name__ == "__main__":

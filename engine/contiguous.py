@@ -38,13 +38,6 @@ class ContiguousAllocator(BlockManager):
                 return block_id - length + 1
         return None
 
-    def largest_free_run(self) -> int:
-        best = run = 0
-        for refs in self.pool.ref_counts:
-            run = run + 1 if refs == 0 else 0
-            best = max(best, run)
-        return best
-
     def blocks_needed(self, request: Request, num_new_tokens: int, hits=()) -> int:
         return 0 if request.block_table else self.reservation(request)
 

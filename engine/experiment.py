@@ -8,7 +8,9 @@ from engine.config import EngineConfig
 from engine.llm_engine import LLMEngine
 from engine.loader import LoadedModel
 from engine.metrics import summarize
+from engine.recorder import RunRecorder
 from engine.request import Request
+from engine.sampling_params import SamplingParams
 from engine.snapshot import StepSnapshot
 from engine.trace import TraceRequest
 from engine.workload import Workload, generate
@@ -50,3 +52,80 @@ def run_requests(loaded: LoadedModel, trace_requests: list[TraceRequest], config
 def run_workload(loaded: LoadedModel, workload: Workload, config: EngineConfig, seed: int = 0,
                  on_step: Callable[[StepSnapshot], None] | None = None) -> RunResult:
     return run_requests(loaded, workload_requests(loaded, workload, seed), config, on_step)
+
+
+class LiveRun:
+    """A run the UI can play: stepped on demand ("live"), run to the end, or replayed from a trace
+    with no model at all. Every snapshot is kept, so stepping back and replay cost no compute."""
+
+    MAX_STEPS = 20_000
+
+    def __init__(self, loaded: LoadedModel | None, trace_requests: list[TraceRequest], config: EngineConfig,
+                 label: str = ""):
+        self.label = label
+        self.trace_requests = trace_requests
+        self.engine = LLMEngine(loaded, config) if loaded is not None else None
+        self.config = self.engine.config if self.engine else config
+        self.recorder = RunRecorder(trace_requests, self.config.max_num_seqs, self.config.max_num_batched_tokens)
+        self.cache: dict = {}  # derived per-frame data a view keeps (timeline columns, memory split)
+        self._summary: dict | None = None
+        if self.engine:
+            for r in trace_requests:
+                self.engine.add_request(r.prompt_token_ids, r.sampling_params, request_id=r.request_id,
+                                        arrival_step=r.arrival_step, request_class=r.request_class,
+                                        priority=r.priority, slo=r.slo)
+
+    @classmethod
+    def replay(cls, trace_requests: list[TraceRequest], snapshots: list[StepSnapshot], config: EngineConfig,
+               label: str = "") -> "LiveRun":
+        run = cls(None, trace_requests, config, label)
+        for snap in snapshots:
+            run.recorder.add(snap)
+        return run
+
+    @property
+    def snapshots(self) -> list[StepSnapshot]:
+        return self.recorder.snapshots
+
+    @property
+    def frames(self) -> int:
+        return len(self.recorder.snapshots)
+
+    @property
+    def done(self) -> bool:
+        return self.engine is None or not self.engine.has_unfinished() or self.frames >= self.MAX_STEPS
+
+    def ensure(self, frame: int) -> None:
+        """Step the engine until frame `frame` exists (or the run ends)."""
+        while self.frames <= frame and not self.done:
+            self.recorder.add(self.engine.step())
+
+    def run_to_end(self, on_progress: Callable[[float], None] | None = None) -> None:
+        total = max(1, len(self.trace_requests))
+        while not self.done:
+            self.recorder.add(self.engine.step())
+            if on_progress and self.frames % 16 == 0:
+                finished = sum(1 for r in self.engine.requests.values() if r.is_finished)
+                on_progress(finished / total)
+
+    def summary(self) -> dict:
+        if self._summary is None or not self.done:
+            summary = self.recorder.summary()
+            if not self.done:
+                return summary
+            self._summary = summary
+        return self._summary
+
+
+def measure_decode(loaded: LoadedModel, batch: int, new_tokens: int = 16, prompt: str = "Tell me a story.") -> dict:
+    """Decode speed at one batch size, measured now: `batch` requests decoding together.
+
+    Only steps that ran no prefill count, so the figure is the steady decode rate of that batch."""
+    engine = LLMEngine(loaded, EngineConfig(max_num_seqs=batch, max_model_len=256))
+    for i in range(batch):
+        engine.add_request(f"{i}: {prompt}", SamplingParams(temperature=0.0, max_tokens=new_tokens, ignore_eos=True))
+    decode = [s for s in engine.run_until_done() if s.num_decode_tokens and not s.num_prefill_tokens]
+    seconds = sum(s.step_time_s for s in decode)
+    tokens = sum(s.num_decode_tokens for s in decode)
+    return {"batch": batch, "tok_per_s": tokens / seconds, "ms_per_step": 1000 * seconds / len(decode),
+            "steps": len(decode)}

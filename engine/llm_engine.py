@@ -22,10 +22,20 @@ from engine.runner import ModelRunner
 from engine.sampling_params import SamplingParams
 from engine.scheduler import make_scheduler
 from engine.snapshot import StepSnapshot, capture
-from kernels import get_backend
+from kernels import get_backend, resolve_backend_name
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DEFAULT_MAX_MODEL_LEN = 1024  # a default cap, so a long-context model does not size a huge cache
+
+
+def default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def runtime_info(attention_backend: str = "auto") -> tuple[str, str]:
+    """(device, attention backend) an engine would use here."""
+    device = default_device()
+    return device, resolve_backend_name(attention_backend, device)
 
 
 def make_block_manager(config: EngineConfig) -> BlockManager:

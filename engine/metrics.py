@@ -1,7 +1,7 @@
 """Metrics from recorded requests and step snapshots: the four axes a policy is judged on.
 
 Throughput (tokens/s, tokens/step), latency (queueing, TTFT, TPOT, end to end; wall seconds and
-engine steps; p50/p90/p99 per class and per length bucket), memory (the vLLM paper's split of
+engine steps; p50/p90/p95/p99 per class and per length bucket), memory (the vLLM paper's split of
 KV slots) and fairness (Jain's index over per-request slowdown), plus SLO goodput, slot use and
 preemption costs. Step-based figures are exactly reproducible for a seed; seconds are measured.
 
@@ -89,7 +89,8 @@ def percentile(values: list[float], q: float) -> float | None:
 def distribution(values: list[float]) -> dict:
     present = [v for v in values if v is not None]
     return {"n": len(present), "mean": sum(present) / len(present) if present else None,
-            "p50": percentile(present, 50), "p90": percentile(present, 90), "p99": percentile(present, 99)}
+            "p50": percentile(present, 50), "p90": percentile(present, 90), "p95": percentile(present, 95),
+            "p99": percentile(present, 99)}
 
 
 def jain_index(values: list[float]) -> float | None:
@@ -122,21 +123,24 @@ def kv_split(snapshot: StepSnapshot, final_tokens: dict[str, int]) -> dict[str, 
         internal += capacity - now - later
     shared = sum((refs - 1) * bs for refs in snapshot.block_ref_count if refs > 1)
     tokens -= shared  # a shared block's slots were counted once per holder
-    free_blocks = [refs == 0 for refs in snapshot.block_ref_count]
-    external = 0
-    if snapshot.kv_layout == "contiguous":
-        runs, run = [], 0
-        for is_free in free_blocks + [False]:
-            if is_free:
-                run += 1
-            elif run:
-                runs.append(run)
-                run = 0
-        external = (sum(runs) - max(runs, default=0)) * bs
+    runs = free_runs(snapshot.block_ref_count)
+    external = (sum(runs) - max(runs, default=0)) * bs if snapshot.kv_layout == "contiguous" else 0
     total = snapshot.num_blocks * bs
-    free = sum(free_blocks) * bs - external
+    free = sum(runs) * bs - external
     return {"token_states": tokens, "reserved": reserved, "internal_fragmentation": internal,
             "external_fragmentation": external, "free": free, "total": total, "shared_saved": shared}
+
+
+def free_runs(ref_counts) -> list[int]:
+    """Lengths of the runs of consecutive free blocks."""
+    runs, run = [], 0
+    for refs in list(ref_counts) + [1]:
+        if refs == 0:
+            run += 1
+        elif run:
+            runs.append(run)
+            run = 0
+    return runs
 
 
 def final_token_counts(snapshots: list[StepSnapshot]) -> dict[str, int]:

@@ -25,6 +25,7 @@ class ScheduledRequest:
     num_new_tokens: int
     is_prefill: bool
     samples: bool  # this chunk reaches the end of the known tokens, so a new token is sampled
+    slot: int  # the slot it ran in (for the views)
 
 
 @dataclass
@@ -73,7 +74,7 @@ class Scheduler:
     def schedule_tokens(self, request: Request, n: int, out: SchedulerOutput) -> None:
         self.block_manager.append_slots(request, n)
         out.scheduled.append(ScheduledRequest(request, n, request.is_prefill,
-                                              request.num_computed_tokens + n == request.num_tokens))
+                                              request.num_computed_tokens + n == request.num_tokens, request.slot))
 
     def try_admit(self, request: Request, budget: int, out: SchedulerOutput, step: int, now: float) -> int:
         """Admit a waiting request with its first chunk if slot, budget and memory allow; returns

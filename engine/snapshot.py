@@ -42,6 +42,7 @@ class RequestView:
     arrival_step: int
     num_cached_tokens: int  # prompt tokens found in the prefix cache
     swapped: bool  # preempted with its cache parked in the CPU pool
+    num_recomputed_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ def request_view(r) -> RequestView:
     return RequestView(r.request_id, r.status.value, r.request_class, r.priority, r.num_prompt_tokens,
                        r.num_output_tokens, r.num_computed_tokens, r.sampling_params.max_tokens, r.slot,
                        r.num_preemptions, r.finish_reason.value if r.finish_reason else None, r.arrival_step,
-                       r.num_cached_tokens, r.swapped)
+                       r.num_cached_tokens, r.swapped, r.num_recomputed_tokens)
 
 
 def capture(step: int, time_s: float, step_time_s: float, model_time_s: float, scheduler, block_manager,
@@ -138,9 +139,8 @@ def capture(step: int, time_s: float, step_time_s: float, model_time_s: float, s
     """Freeze the scheduler's and block manager's state after a step."""
     views = block_manager.block_views()
     live = scheduler.running + scheduler.waiting
-    batch = tuple(ScheduledView(s.request.request_id, s.request.slot if s.request.slot is not None else -1,
-                                s.num_new_tokens if s.is_prefill else 0, 0 if s.is_prefill else s.num_new_tokens)
-                  for s in out.scheduled)
+    batch = tuple(ScheduledView(s.request.request_id, s.slot, s.num_new_tokens if s.is_prefill else 0,
+                                0 if s.is_prefill else s.num_new_tokens) for s in out.scheduled)
     return StepSnapshot(
         step=step, time_s=time_s, step_time_s=step_time_s, model_time_s=model_time_s, batch=batch,
         slots=tuple(scheduler.slots),

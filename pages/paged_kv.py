@@ -1,0 +1,75 @@
+"""Lab: the paged KV cache. Block pool, block tables and the memory split, two layouts side by side."""
+import streamlit as st
+
+from ui import experiments, presets, views
+from ui.i18n import option_labels, t
+from ui.player import player
+
+PAGE = "paged-kv"
+WORKLOADS = ("chat-and-reports", "shared-system-prompt", "long-context")
+VARIANTS = {"contiguous": {"kv_layout": "contiguous"}, "paged": {"kv_layout": "paged"},
+            "paged-no-sharing": {"kv_layout": "paged", "enable_prefix_caching": False},
+            "paged-swap": {"kv_layout": "paged", "preemption_mode": "swap"}}
+ss = st.session_state
+
+st.title(t("kv.title"))
+st.markdown(t("kv.intro"))
+presets.preset_buttons(PAGE)
+pending = presets.take_pending(PAGE)
+if pending:
+    ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
+    ss[f"{PAGE}.left"], ss[f"{PAGE}.right"] = pending.compare
+    ss[f"{PAGE}.prefix"] = bool(pending.settings.get("enable_prefix_caching", False))
+presets.narration(PAGE)
+for name, default in (("workload", WORKLOADS[0]), ("seed", 0), ("left", "contiguous"), ("right", "paged"),
+                      ("prefix", False), ("blocks", 0), ("block_size", 16), ("live", False)):
+    ss.setdefault(f"{PAGE}.{name}", default)
+
+with st.form(f"{PAGE}.form", border=False):
+    c = st.columns([3, 2, 2, 1.2, 1.3, 1.3, 1.2, 1], vertical_alignment="bottom")
+    workload = c[0].selectbox(t("ctl.workload"), WORKLOADS, key=f"{PAGE}.workload", format_func=option_labels("wl.", WORKLOADS))
+    left = c[1].selectbox(t("kv.left"), list(VARIANTS), key=f"{PAGE}.left", format_func=option_labels("kv.v.", VARIANTS))
+    right = c[2].selectbox(t("kv.right"), list(VARIANTS), key=f"{PAGE}.right", format_func=option_labels("kv.v.", VARIANTS))
+    blocks = c[3].number_input("num_blocks", 0, 4096, key=f"{PAGE}.blocks", help=t("kv.blocks_help"))
+    block_size = c[4].number_input("block_size", 1, 256, key=f"{PAGE}.block_size")
+    prefix = c[5].toggle(t("kv.prefix"), key=f"{PAGE}.prefix", help="enable_prefix_caching")
+    live = c[6].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+    run_clicked = c[7].form_submit_button(t("ctl.run"), type="primary")
+
+if run_clicked or pending:
+    if not pending:
+        presets.clear(PAGE)
+    common = {"enable_prefix_caching": prefix, "block_size": block_size, "num_blocks": blocks or None}
+    experiments.start(PAGE, workload, [(v, VARIANTS[v]) for v in (left, right)], seed=ss[f"{PAGE}.seed"], live=live,
+                      common=common)
+
+runs = experiments.runs(PAGE)
+if not runs:
+    st.info(t("ctl.press_run"))
+else:
+    experiments.explain_rejections(runs)
+    refusals = [(run.label, i) for run in runs if (i := views.first_refusal(run)) is not None]
+    if refusals:
+        label, frame = refusals[0]
+        st.button(t("kv.jump", label=t(f"kv.v.{label}"), step=frame), key=f"{PAGE}.jump",
+                  on_click=lambda f=frame: ss.update({f"{PAGE}.frame": f, f"{PAGE}.playing": False}))
+
+    def render(frame: int) -> None:
+        total = max(r.frames for r in runs)
+        for col, run in zip(st.columns(len(runs)), runs):
+            with col:
+                st.subheader(t(f"kv.v.{run.label}"))
+                views.refusal_note(run, frame)
+                views.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}")
+                views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}", height=220)
+
+    player(PAGE, runs, render)
+    if all(r.done for r in runs):
+        st.subheader(t("kv.summary"))
+        st.dataframe([{t("sum.run"): t(f"kv.v.{r.label}"), t("sum.kv_waste"): f"{100 * s['kv_waste_share']:.1f}%",
+                       t("kv.peak"): f"{100 * s['kv_peak_used_share']:.0f}%", t("kv.max_concurrent"): s["max_concurrent"],
+                       t("kv.refusals"): s["admissions_refused_by_fragmentation"],
+                       t("sum.preemptions"): s["preemptions"], t("kv.recomputed"): s["recomputed_tokens"],
+                       t("kv.swapped"): s["blocks_swapped"], t("kv.cached_tokens"): s["prefix_cached_tokens"],
+                       t("sum.steps"): s["steps"]}
+                      for r in runs for s in [r.summary()]], hide_index=True)

@@ -1,0 +1,132 @@
+"""Playground: every engine knob and workload parameter, trace upload and replay, run history, downloads."""
+import streamlit as st
+
+from engine.config import ConfigError
+from engine.trace import TraceError, read_trace
+from engine.workload import PRESETS, preset
+from ui import downloads, experiments, views
+from ui.i18n import labels, option_labels, t
+from ui.knobs import engine_knobs
+from ui.player import player
+from ui.workload_editor import editor, to_workload
+from viz.charts import history_chart
+
+PAGE = "playground"
+SOURCES = ("preset", "custom", "trace")
+ss = st.session_state
+ss.setdefault(f"{PAGE}.history", [])
+
+st.title(t("pg.title"))
+st.markdown(t("pg.intro"))
+
+source = st.segmented_control(t("pg.source"), SOURCES, key=f"{PAGE}.source", default="preset",
+                              format_func=option_labels("pg.source.", SOURCES), required=True)
+workload, requests, trace = None, None, None
+c = st.columns([3, 1, 1.5, 1.5])
+seed = c[1].number_input(t("ctl.seed"), 0, 9999, 0, key=f"{PAGE}.seed")
+if source == "preset":
+    name = c[0].selectbox(t("ctl.workload"), list(PRESETS), key=f"{PAGE}.workload", format_func=option_labels("wl.", PRESETS))
+    scale = c[2].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 2.0, 4.0], 1.0, key=f"{PAGE}.scale")
+    workload = preset(name).scaled(scale)
+    if workload.engine_hints:
+        st.caption(t("pg.hints", hints=", ".join(f"{k}={v}" for k, v in workload.engine_hints.items())))
+elif source == "custom":
+    st.caption(t("pg.custom_help"))
+    rows = editor(f"{PAGE}.classes")
+    prefix_tokens = c[2].number_input(t("pg.shared_prefix"), 0, 400, 0, key=f"{PAGE}.prefix_tokens")
+    temperature = c[3].number_input(t("pg.temperature"), 0.0, 2.0, 0.0, 0.1, key=f"{PAGE}.temperature")
+    try:
+        workload = to_workload(rows, prefix_tokens, temperature)
+    except ConfigError as e:
+        st.error(t("err.workload", msg=str(e)))
+else:
+    upload = st.file_uploader(t("pg.upload"), type=["jsonl", "json", "txt"], key=f"{PAGE}.upload")
+    if upload is not None:
+        try:
+            trace = read_trace(upload.getvalue())
+        except TraceError as e:
+            st.error(t("err.trace", msg=str(e)))
+        else:
+            st.success(t("pg.trace_ok", requests=len(trace.requests), frames=len(trace.snapshots),
+                         model=trace.header.get("model", "?")))
+
+with st.expander(t("pg.knobs"), expanded=source != "trace"):
+    knobs = engine_knobs(PAGE)
+
+c = st.columns([1.2, 1.6, 6], vertical_alignment="bottom")
+live = c[0].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+replay = trace is not None and bool(trace.snapshots) and c[1].toggle(t("pg.replay_frames"), True, key=f"{PAGE}.replay")
+if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None):
+    label = f"#{len(ss[f'{PAGE}.history']) + 1}"
+    if trace is not None and replay:
+        made = experiments.replay(PAGE, trace, label)
+    elif trace is not None:
+        made = experiments.start(PAGE, None, [(label, knobs)], live=live, requests=trace.requests) if trace.requests \
+            else st.error(t("err.trace", msg=t("pg.no_requests"))) or None
+    else:
+        made = experiments.start(PAGE, workload, [(label, knobs)], seed=seed, live=live)
+    if made:
+        ss[f"{PAGE}.name"] = f"{label} · " + (trace.header.get("workload", "trace") if trace else workload.name)
+
+runs = experiments.runs(PAGE)
+if runs:
+    run = runs[0]
+    experiments.explain_rejections(runs)
+    cfg = run.config
+    st.caption(t("pg.running_config", name=ss.get(f"{PAGE}.name", run.label), batcher=cfg.batcher, policy=cfg.policy,
+                 kv=cfg.kv_layout, seqs=cfg.max_num_seqs, blocks=cfg.num_blocks, bs=cfg.block_size,
+                 budget=cfg.max_num_batched_tokens))
+
+    def render(frame: int) -> None:
+        left, right = st.columns([3, 2])
+        with left:
+            views.timeline(run, frame, run.frames, key=f"{PAGE}.tl")
+            views.queue(run, frame, key=f"{PAGE}.q")
+            views.metrics_panel(run, frame)
+        with right:
+            views.refusal_note(run, frame)
+            views.memory(run, frame, run.frames, key=f"{PAGE}.mem")
+
+    player(PAGE, runs, render)
+
+    if run.done:
+        name = ss.get(f"{PAGE}.name", run.label)
+        history = ss[f"{PAGE}.history"]
+        if not history or history[-1]["_run"] is not run:
+            s = run.summary()
+            history.append({"_run": run, "name": name, "batcher": cfg.batcher, "policy": cfg.policy, "kv": cfg.kv_layout,
+                            "steps": s["steps"], "tok/s": s["throughput_tok_per_s"], "tok/step": s["throughput_tok_per_step"],
+                            "TTFT p50 (steps)": s["latency"]["ttft_steps"]["p50"],
+                            "TTFT p95 (steps)": s["latency"]["ttft_steps"]["p95"],
+                            "KV waste": s["kv_waste_share"], "fairness": s["fairness_jain"], "preemptions": s["preemptions"]})
+        st.subheader(t("pg.downloads"))
+        st.caption(t("pg.png_hint"))
+        lab = labels("metrics_json", "requests_csv", "trace", "figures")
+
+        def figures():
+            from viz.blocks import block_pool
+            from viz.charts import memory_split
+            from viz.timeline import slot_timeline
+            last, vl = run.frames - 1, views.view_labels()
+            cols = views.timeline_columns(run, last, False)
+            return [slot_timeline(cols, last, run.frames, vl, window=max(120, run.frames)),
+                    block_pool(run.snapshots[last], views.colors(run), vl),
+                    memory_split(views.kv_rows(run), last, run.frames, vl)]
+
+        safe = name.replace(" ", "").replace("·", "-").replace("#", "run")
+        downloads.buttons(run, safe, {"model": ss.get("model", "tiny"), "workload": name}, figures, lab)
+
+history = ss[f"{PAGE}.history"]
+if history:
+    st.subheader(t("pg.history"))
+    table = [{k: v for k, v in row.items() if not k.startswith("_")} for row in history]
+    st.dataframe(table, hide_index=True)
+    metric = st.selectbox(t("pg.compare_metric"), [k for k in table[0] if k not in ("name", "batcher", "policy", "kv")],
+                          key=f"{PAGE}.metric")
+    st.plotly_chart(history_chart(table, metric, metric), key=f"{PAGE}.history_chart", config=views.CHART_CONFIG)
+    c = st.columns([2, 2, 6])
+    c[0].download_button(t("pg.history_csv"), lambda: downloads.table_csv(table), "history.csv", "text/csv",
+                         key=f"{PAGE}.history_csv", on_click="ignore")
+    if c[1].button(t("pg.clear_history"), key=f"{PAGE}.clear"):
+        ss[f"{PAGE}.history"] = []
+        st.rerun()

@@ -1,0 +1,77 @@
+"""Lab: scheduling policies side by side: who waits, who meets the SLO, how fair, at what cost."""
+import streamlit as st
+
+from engine.config import POLICIES
+from engine.metrics import request_metrics
+from ui import experiments, presets, views
+from ui.i18n import labels, option_labels, t
+from ui.player import player
+from ui.style import scaled
+from viz.charts import class_boxes, grouped_bars
+
+PAGE = "policies"
+WORKLOADS = ("support-bot-vs-batch", "chat-and-reports")
+ss = st.session_state
+
+st.title(t("pol.title"))
+st.markdown(t("pol.intro"))
+presets.preset_buttons(PAGE)
+pending = presets.take_pending(PAGE)
+if pending:
+    ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"], ss[f"{PAGE}.policies"] = pending.workload, pending.seed, list(pending.compare)
+presets.narration(PAGE)
+for name, default in (("workload", WORKLOADS[0]), ("seed", 0), ("policies", ["fcfs", "priority", "edf"]),
+                      ("aging", 100), ("live", False)):
+    ss.setdefault(f"{PAGE}.{name}", default)
+
+with st.form(f"{PAGE}.form", border=False):
+    c = st.columns([3, 4, 1.3, 1.5, 1.2, 1], vertical_alignment="bottom")
+    workload = c[0].selectbox(t("ctl.workload"), WORKLOADS, key=f"{PAGE}.workload", format_func=option_labels("wl.", WORKLOADS))
+    chosen = c[1].multiselect(t("pol.policies"), POLICIES, key=f"{PAGE}.policies", max_selections=4,
+                              format_func=option_labels("pol.", POLICIES))
+    seed = c[2].number_input(t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
+    aging = c[3].number_input("priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
+    live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+    run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
+
+if run_clicked or pending:
+    if not pending:
+        presets.clear(PAGE)
+    if len(chosen) < 2:
+        st.error(t("pol.need_two"))
+    else:
+        experiments.start(PAGE, workload, [(p, {"policy": p}) for p in chosen], seed=seed, live=live,
+                          common={"priority_aging_steps": aging})
+
+runs = experiments.runs(PAGE)
+if not runs:
+    st.info(t("ctl.press_run"))
+else:
+    experiments.explain_rejections(runs)
+
+    def render(frame: int) -> None:
+        total = max(r.frames for r in runs)
+        for col, run in zip(st.columns(len(runs)), runs):
+            with col:
+                st.subheader(t(f"pol.{run.label}"))
+                views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}", by_class=True, height=240)
+                views.queue(run, frame, key=f"{PAGE}.q.{run.label}", by_class=True)
+                views.metrics_panel(run, frame)
+
+    st.caption(t("pol.color_note"))
+    player(PAGE, runs, render)
+    if all(r.done for r in runs):
+        st.subheader(t("pol.results"))
+        per_request = {t(f"pol.{r.label}"): [request_metrics(q, r.config.max_num_batched_tokens)
+                                             for q in r.recorder.requests.values()] for r in runs}
+        lab = labels("queue_steps", "ttft_steps")
+        c1, c2 = st.columns(2)
+        c1.markdown(f"**{t('pol.wait_dist')}**")
+        c1.plotly_chart(class_boxes(per_request, "queue_steps", lab, height=scaled(320)), key=f"{PAGE}.box",
+                        config=views.CHART_CONFIG)
+        slo = {t(f"pol.{r.label}"): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
+                                     if d["slo_attainment"] is not None} for r in runs}
+        c2.markdown(f"**{t('pol.slo')}**")
+        c2.plotly_chart(grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320)), key=f"{PAGE}.slo",
+                        config=views.CHART_CONFIG)
+        views.summary_table(runs)

@@ -1,0 +1,55 @@
+"""Lab: why batch? Run the model's decode step at batch sizes 1…64 on this device, now."""
+import streamlit as st
+
+from engine.experiment import measure_decode
+from ui import presets
+from ui.i18n import labels, t
+from ui.models import get_model
+from ui.style import scaled
+from ui.views import CHART_CONFIG
+from viz.charts import batch_curve
+
+PAGE = "why-batch"
+SIZES = (1, 2, 4, 8, 16, 32, 64)
+ss = st.session_state
+
+st.title(t("wb.title"))
+st.markdown(t("wb.intro"))
+presets.preset_buttons(PAGE)
+pending = presets.take_pending(PAGE)
+if pending and pending.batch_sizes:
+    ss[f"{PAGE}.sizes"] = list(pending.batch_sizes)
+presets.narration(PAGE)
+ss.setdefault(f"{PAGE}.sizes", list(SIZES))
+
+c = st.columns([5, 1.5, 1.2], vertical_alignment="bottom")
+sizes = c[0].multiselect(t("wb.sizes"), SIZES, key=f"{PAGE}.sizes")
+new_tokens = c[1].number_input(t("wb.new_tokens"), 4, 64, 16, key=f"{PAGE}.tokens")
+measure = c[2].button(t("wb.measure"), type="primary", key=f"{PAGE}.measure", disabled=not sizes)
+
+if (measure or pending) and sizes:
+    loaded = get_model(ss.get("model", "tiny"))
+    bar = st.progress(0.0, text=t("wb.measuring"))
+    measure_decode(loaded, 1, 2)  # warm-up: first calls pay one-time costs
+    rows = []
+    for i, b in enumerate(sorted(sizes)):
+        rows.append(measure_decode(loaded, b, new_tokens))
+        bar.progress((i + 1) / len(sizes), text=t("wb.measuring_b", b=b))
+    bar.empty()
+    ss[f"{PAGE}.rows"] = {"model": ss.get("model", "tiny"), "rows": rows}
+
+result = ss.get(f"{PAGE}.rows")
+if not result:
+    st.info(t("wb.press"))
+else:
+    rows = result["rows"]
+    st.plotly_chart(batch_curve(rows, labels("tok_per_s", "ms_per_step", "batch_size"), height=scaled(360)),
+                    key=f"{PAGE}.curve", config=CHART_CONFIG)
+    base = rows[0]
+    st.dataframe([{t("batch_size"): r["batch"], t("tok_per_s"): round(r["tok_per_s"]),
+                   t("ms_per_step"): round(r["ms_per_step"], 2),
+                   t("wb.speedup"): f"{r['tok_per_s'] / base['tok_per_s']:.1f}×",
+                   t("wb.step_cost"): f"{r['ms_per_step'] / base['ms_per_step']:.1f}×"} for r in rows], hide_index=True)
+    best = max(rows, key=lambda r: r["tok_per_s"])
+    st.success(t("wb.takeaway", model=result["model"], b=best["batch"], x=best["tok_per_s"] / base["tok_per_s"],
+                 cost=best["ms_per_step"] / base["ms_per_step"]))

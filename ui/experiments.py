@@ -1,0 +1,83 @@
+"""Start the runs a lab page shows: one workload, several engine variants, recorded or live."""
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from engine.config import ConfigError, EngineConfig
+from engine.experiment import LiveRun, engine_config_for, workload_requests
+from engine.trace import Trace, TraceRequest
+from engine.workload import Workload, preset
+from ui import player
+from ui.i18n import t
+from ui.models import get_model
+
+CONFIG_FIELDS = {f.name for f in dataclasses.fields(EngineConfig)}
+
+
+def runs(page: str) -> list[LiveRun]:
+    return st.session_state.get(f"{page}.runs") or []
+
+
+def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]], seed: int = 0, scale: float = 1.0,
+          live: bool = False, common: dict | None = None, requests: list[TraceRequest] | None = None
+          ) -> list[LiveRun] | None:
+    """Build (and unless live, run to the end) one engine per variant on the same requests.
+    A configuration that cannot work is explained inline, and the previous runs are kept."""
+    try:
+        loaded = get_model(st.session_state.get("model", "tiny"))
+        workload = preset(workload).scaled(scale) if isinstance(workload, str) else workload
+        if requests is None:
+            requests = workload_requests(loaded, workload, seed)
+        else:
+            check_vocabulary(requests, loaded.model.config.vocab_size)
+        made = [LiveRun(loaded, requests, engine_config_for(workload, **{**(common or {}), **settings}), label)
+                for label, settings in variants]
+    except (ConfigError, ValueError) as e:
+        st.error(t("err.config", msg=str(e)))
+        return None
+    return _record(page, made, live)
+
+
+def replay(page: str, trace: Trace, label: str) -> list[LiveRun] | None:
+    """A recorded run, frame for frame, with no model and no engine."""
+    try:
+        config = EngineConfig(**{k: v for k, v in trace.header.get("engine_config", {}).items() if k in CONFIG_FIELDS})
+        made = [LiveRun.replay(trace.requests, trace.snapshots, config, label)]
+    except (ConfigError, TypeError, KeyError, ValueError) as e:
+        st.error(t("err.trace", msg=str(e)))
+        return None
+    return _record(page, made, live=True)
+
+
+def check_vocabulary(requests: list[TraceRequest], vocab_size: int) -> None:
+    bad = next((r for r in requests if max(r.prompt_token_ids) >= vocab_size), None)
+    if bad:
+        raise ConfigError(f"request {bad.request_id} has token ids beyond this model's vocabulary ({vocab_size}): "
+                          f"it was recorded with another model; switch the model in the sidebar")
+
+
+def _record(page: str, made: list[LiveRun], live: bool) -> list[LiveRun]:
+    if not live:
+        bar = st.progress(0.0, text=t("run.progress"))
+        for i, run in enumerate(made):
+            run.run_to_end(lambda frac, i=i: bar.progress((i + frac) / len(made), text=t("run.progress")))
+        bar.empty()
+    st.session_state[f"{page}.runs"] = made
+    player.reset(page)
+    return made
+
+
+def explain_rejections(run_list: list[LiveRun]) -> None:
+    """If requests were turned away (too long, bigger than the cache), say why and what to change."""
+    for run in run_list:
+        rejected = {rid: r.error for rid, r in run.recorder.requests.items() if r.error}
+        if not rejected:
+            continue
+        total = len(run.recorder.requests)
+        first = next(iter(rejected.values()))
+        if len(rejected) == total:
+            st.error(t("err.all_rejected", label=run.label, n=total, reason=first))
+        else:
+            st.warning(t("err.some_rejected", label=run.label, n=len(rejected), total=total, reason=first))

@@ -1,0 +1,46 @@
+"""Every engine knob as a widget, named as in vLLM; returns EngineConfig keyword arguments."""
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.config import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES
+from ui.i18n import t
+
+DEFAULTS = {"batcher": "continuous", "policy": "fcfs", "kv_layout": "paged", "preemption_mode": "recompute",
+            "block_size": 16, "num_blocks": 0, "max_num_seqs": 8, "max_num_batched_tokens": 512, "max_model_len": 512,
+            "enable_chunked_prefill": True, "long_prefill_token_threshold": 0, "enable_prefix_caching": False,
+            "max_wait_steps": 0, "contiguous_reserve": "max_tokens", "num_swap_blocks": 0, "priority_aging_steps": 100,
+            "attention_backend": "auto"}
+
+
+def engine_knobs(prefix: str) -> dict:
+    ss = st.session_state
+    for name, value in DEFAULTS.items():
+        ss.setdefault(f"{prefix}.{name}", value)
+    k = lambda name: f"{prefix}.{name}"  # noqa: E731
+    c = st.columns(4)
+    c[0].selectbox("batcher", BATCHERS, key=k("batcher"))
+    c[1].selectbox("policy", POLICIES, key=k("policy"))
+    c[2].selectbox("kv_layout", KV_LAYOUTS, key=k("kv_layout"))
+    c[3].selectbox("preemption_mode", PREEMPTION_MODES, key=k("preemption_mode"))
+    c = st.columns(4)
+    c[0].number_input("max_num_seqs", 0, 256, key=k("max_num_seqs"), help=t("knob.max_num_seqs"))
+    c[1].number_input("max_num_batched_tokens", 0, 8192, key=k("max_num_batched_tokens"), help=t("knob.budget"))
+    c[2].number_input("block_size", 0, 256, key=k("block_size"))
+    c[3].number_input("num_blocks", 0, 8192, key=k("num_blocks"), help=t("knob.num_blocks"))
+    c = st.columns(4)
+    c[0].number_input("max_model_len", 1, 8192, key=k("max_model_len"))
+    c[1].number_input("long_prefill_token_threshold", 0, 8192, key=k("long_prefill_token_threshold"),
+                      help=t("knob.threshold"))
+    c[2].number_input("max_wait_steps", 0, 1000, key=k("max_wait_steps"), help=t("knob.max_wait"))
+    c[3].number_input("priority_aging_steps", 1, 100_000, key=k("priority_aging_steps"))
+    c = st.columns(4)
+    c[0].toggle("enable_chunked_prefill", key=k("enable_chunked_prefill"))
+    c[1].toggle("enable_prefix_caching", key=k("enable_prefix_caching"))
+    c[2].selectbox("contiguous_reserve", ("max_tokens", "max_model_len"), key=k("contiguous_reserve"))
+    c[3].number_input("num_swap_blocks", 0, 8192, key=k("num_swap_blocks"), help=t("knob.swap"))
+    st.selectbox("attention_backend", BACKENDS, key=k("attention_backend"), help=t("knob.backend"))
+    knobs = {name: ss[f"{prefix}.{name}"] for name in DEFAULTS}
+    knobs["num_blocks"] = knobs["num_blocks"] or None  # 0: size the cache for every slot at full length
+    knobs["num_swap_blocks"] = knobs["num_swap_blocks"] or None
+    return knobs

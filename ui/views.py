@@ -1,0 +1,150 @@
+"""Views of one run at one frame, shared by the lab pages: timeline, queue, metrics, memory."""
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.experiment import LiveRun
+from engine.metrics import free_runs, kv_split
+from ui.i18n import labels, lang, t
+from ui.style import scaled
+from viz.blocks import block_pool, block_tables
+from viz.charts import memory_split
+from viz.palette import color_indices
+from viz.timeline import timeline_column, slot_timeline, waiting_queue
+
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", "slot", "preempted", "waiting",
+               "blocked", "waiting_since", "why_slots", "why_budget", "why_memory", "why_fragmentation", "waiting",
+               "running", "finished", "block", "slots_filled", "shared_by", "free", "free_cached", "logical",
+               "physical", "logical_block", "token_states", "reserved", "internal_fragmentation",
+               "external_fragmentation")
+
+
+def view_labels() -> dict:
+    return labels(*VIEW_LABELS)
+
+
+def colors(run: LiveRun, by_class: bool = False) -> dict[str, int]:
+    """Stable colours: per request in arrival order, or per class."""
+    key = ("colors", by_class)
+    if key not in run.cache:
+        rids = [r.request_id for r in run.trace_requests] or list(run.recorder.requests)
+        if by_class:
+            classes = color_indices(run.recorder.requests[r].request_class for r in rids)
+            run.cache[key] = {r: classes[run.recorder.requests[r].request_class] for r in rids}
+        else:
+            run.cache[key] = color_indices(rids)
+    return run.cache[key]
+
+
+def timeline_columns(run: LiveRun, frame: int, by_class: bool):
+    key = ("timeline", lang(), by_class)
+    cols = run.cache.setdefault(key, [])
+    snaps, color_of, lab = run.snapshots, colors(run, by_class), view_labels()
+    for i in range(len(cols), min(frame + 1, len(snaps))):
+        cols.append(timeline_column(snaps[i], snaps[i - 1] if i else None, color_of, lab))
+    return cols
+
+
+def timeline(run: LiveRun, frame: int, total: int, key: str, title: str = "", by_class: bool = False,
+             height: int = 300) -> None:
+    frame = min(frame, run.frames - 1)
+    fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(), height=scaled(height),
+                        title=title)
+    st.plotly_chart(fig, key=key, config=CHART_CONFIG)
+
+
+def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:
+    snap = run.snapshots[min(frame, run.frames - 1)]
+    st.plotly_chart(waiting_queue(snap, colors(run, by_class), view_labels(), height=scaled(90)), key=key,
+                    config=CHART_CONFIG)
+
+
+def _fmt(value, spec=".1f", suffix=""):
+    return "–" if value is None else f"{value:{spec}}{suffix}"
+
+
+def metrics_panel(run: LiveRun, frame: int) -> None:
+    """What the numbers were at this frame: only requests seen by then count."""
+    m = run.recorder.frame_metrics(min(frame, run.frames - 1))
+    row = st.columns(4)
+    row[0].metric(t("m.tok_per_s"), _fmt(m["tok_per_s"], ".0f"))
+    row[1].metric(t("m.tok_per_step"), _fmt(m["tok_per_step"], ".2f"))
+    row[2].metric(t("m.queue"), m["queue"])
+    row[3].metric(t("m.slot_util"), _fmt(100 * m["slot_util_now"], ".0f", "%"),
+                  help=t("m.slot_util_help", mean=_fmt(100 * m["slot_util_mean"], ".0f", "%")))
+    row = st.columns(4)
+    row[0].metric(t("m.kv_util"), _fmt(100 * m["kv_util_now"], ".0f", "%"))
+    row[1].metric(t("m.fairness"), _fmt(m["fairness_jain"], ".2f"), help=t("m.fairness_help"))
+    row[2].metric(t("m.preemptions"), m["preemptions"])
+    row[3].metric(t("m.finished"), f"{m['finished']} / {len(run.recorder.requests)}")
+    if m["classes"]:
+        st.dataframe([{t("m.class"): cls, t("m.ttft_p50"): _fmt(c["ttft_p50_steps"]), t("m.ttft_p95"): _fmt(c["ttft_p95_steps"]),
+                       t("m.ttft_p50_ms"): _fmt(c["ttft_p50_ms"]), t("m.slo"): _fmt(
+                           None if c["slo_attainment"] is None else 100 * c["slo_attainment"], ".0f", "%")}
+                      for cls, c in m["classes"].items()], hide_index=True)
+
+
+def kv_rows(run: LiveRun) -> list[dict]:
+    """The memory split per step. Until the run ends, a request is assumed to use its max_tokens."""
+    key = ("kv", run.done)
+    rows = run.cache.setdefault(key, [])
+    if len(rows) < run.frames:
+        final = {rid: r.num_prompt_tokens + (r.num_output_tokens if r.is_finished else r.sampling_params.max_tokens)
+                 for rid, r in run.recorder.requests.items()}
+        rows += [kv_split(s, final) for s in run.snapshots[len(rows):]]
+    return rows
+
+
+def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = True) -> None:
+    frame = min(frame, run.frames - 1)
+    snap = run.snapshots[frame]
+    lab = view_labels()
+    st.plotly_chart(block_pool(snap, colors(run), lab, title=t("kv.pool_title", used=snap.num_used_blocks,
+                                                                   total=snap.num_blocks)),
+                    key=f"{key}.pool", config=CHART_CONFIG)
+    st.plotly_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
+                    key=f"{key}.split", config=CHART_CONFIG)
+    if show_tables:
+        shown = [rid for rid in snap.slots if rid][:6]
+        widest = run.cache.setdefault("widest_table", max(
+            (len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)) if run.done else max(
+            (len(tb) for tb in snap.block_tables.values()), default=1)
+        st.caption(t("kv.tables_caption"))
+        st.plotly_chart(block_tables(snap, shown, colors(run), lab, widest), key=f"{key}.tables", config=CHART_CONFIG)
+
+
+def refusal_note(run: LiveRun, frame: int) -> None:
+    """Explain, at the moment it happens, why the contiguous layout turned a request away."""
+    snap = run.snapshots[min(frame, run.frames - 1)]
+    for rid, why in snap.blocked.items():
+        if why == "fragmentation":
+            view = snap.requests[rid]
+            need = -(-(view.num_prompt_tokens + view.max_tokens) // snap.block_size)
+            st.warning(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
+                         largest=max(free_runs(snap.block_ref_count), default=0)))
+
+
+def first_refusal(run: LiveRun) -> int | None:
+    return next((i for i, s in enumerate(run.snapshots) if "fragmentation" in s.blocked.values()), None)
+
+
+def summary_rows(runs: list[LiveRun]) -> list[dict]:
+    rows = []
+    for run in runs:
+        s = run.summary()
+        row = {t("sum.run"): run.label, t("sum.steps"): s["steps"], t("sum.tok_per_s"): _fmt(s["throughput_tok_per_s"], ".0f"),
+               t("sum.tok_per_step"): _fmt(s["throughput_tok_per_step"], ".2f"),
+               t("sum.ttft_p50"): _fmt(s["latency"]["ttft_steps"]["p50"]),
+               t("sum.ttft_p95"): _fmt(s["latency"]["ttft_steps"]["p95"]),
+               t("sum.slot_util"): _fmt(100 * s["slot_utilisation"], ".0f", "%"),
+               t("sum.kv_waste"): _fmt(100 * s["kv_waste_share"], ".1f", "%"),
+               t("sum.fairness"): _fmt(s["fairness_jain"], ".2f"), t("sum.preemptions"): s["preemptions"]}
+        for cls, d in s["by_class"].items():
+            row[f"TTFT p50 · {cls}"] = _fmt(d["ttft_steps"]["p50"])
+        rows.append(row)
+    return rows
+
+
+def summary_table(runs: list[LiveRun]) -> None:
+    st.dataframe(summary_rows(runs), hide_index=True)

@@ -1,0 +1,1 @@
+"""Plotly figure builders: pure functions from engine snapshots (and labels) to figures."""

@@ -1,0 +1,78 @@
+"""Line, bar and box charts: memory split over time, batch-size curves, per-class distributions, history."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.palette import SPLIT_COLORS, class_color
+
+SPLIT_KEYS = ("token_states", "reserved", "internal_fragmentation", "external_fragmentation", "free")
+
+
+def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, height: int = 260,
+                 title: str = "") -> go.Figure:
+    """Stacked shares of KV slots over steps, up to `frame`, x fixed to the whole run."""
+    shown = rows[:frame + 1]
+    x = list(range(len(shown)))
+    fig = go.Figure()
+    for key in SPLIT_KEYS:
+        fig.add_trace(go.Scatter(x=x, y=[r[key] / r["total"] for r in shown], name=labels[key], stackgroup="kv",
+                                 mode="lines", line=dict(width=0.5, color=SPLIT_COLORS[key]),
+                                 hovertemplate="%{y:.0%}"))
+    fig.update_layout(title=dict(text=title, font=dict(size=13)), height=height, margin=dict(l=40, r=10, t=36, b=30),
+                      uirevision="split", hovermode="x unified", legend=dict(orientation="h", y=-0.25),
+                      xaxis=dict(title=labels["step"], range=[0, max(1, total_frames - 1)]),
+                      yaxis=dict(range=[0, 1], tickformat=".0%"))
+    return fig
+
+
+def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:
+    """Tokens/s (bars) and ms per step (line) against batch size."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    sizes = [str(r["batch"]) for r in rows]
+    fig.add_trace(go.Bar(x=sizes, y=[r["tok_per_s"] for r in rows], name=labels["tok_per_s"],
+                         marker_color="#2ca02c"), secondary_y=False)
+    fig.add_trace(go.Scatter(x=sizes, y=[r["ms_per_step"] for r in rows], name=labels["ms_per_step"],
+                             mode="lines+markers", line=dict(color="#d62728", width=3)), secondary_y=True)
+    fig.update_layout(height=height, margin=dict(l=50, r=50, t=20, b=40), uirevision="batch",
+                      legend=dict(orientation="h", y=1.12), xaxis=dict(title=labels["batch_size"], type="category"))
+    fig.update_yaxes(title_text=labels["tok_per_s"], secondary_y=False, rangemode="tozero")
+    fig.update_yaxes(title_text=labels["ms_per_step"], secondary_y=True, rangemode="tozero")
+    return fig
+
+
+def class_boxes(runs: dict[str, list[dict]], metric: str, labels: dict, height: int = 320) -> go.Figure:
+    """Per-class distributions of one per-request metric, one group of boxes per run."""
+    classes = sorted({m["request_class"] for rows in runs.values() for m in rows})
+    fig = go.Figure()
+    for cls in classes:
+        xs, ys = [], []
+        for run_name, rows in runs.items():
+            values = [m[metric] for m in rows if m["request_class"] == cls and m[metric] is not None]
+            xs += [run_name] * len(values)
+            ys += values
+        fig.add_trace(go.Box(x=xs, y=ys, name=cls, marker_color=class_color(cls, classes), boxpoints="outliers"))
+    fig.update_layout(boxmode="group", height=height, margin=dict(l=50, r=10, t=20, b=40), uirevision="boxes",
+                      yaxis=dict(title=labels[metric], rangemode="tozero"), legend=dict(orientation="h", y=1.1))
+    return fig
+
+
+def grouped_bars(values: dict[str, dict[str, float | None]], labels: dict, y_title: str, percent: bool = False,
+                 height: int = 280) -> go.Figure:
+    """values: run -> {class or metric -> value}."""
+    keys = sorted({k for d in values.values() for k in d})
+    fig = go.Figure()
+    for key in keys:
+        fig.add_trace(go.Bar(x=list(values), y=[d.get(key) for d in values.values()], name=key,
+                             marker_color=class_color(key, keys)))
+    fig.update_layout(barmode="group", height=height, margin=dict(l=50, r=10, t=20, b=40), uirevision="bars",
+                      yaxis=dict(title=y_title, tickformat=".0%" if percent else None, rangemode="tozero"),
+                      legend=dict(orientation="h", y=1.1))
+    return fig
+
+
+def history_chart(rows: list[dict], metric: str, label: str, height: int = 280) -> go.Figure:
+    fig = go.Figure(go.Bar(x=[r["name"] for r in rows], y=[r.get(metric) for r in rows], marker_color="#1f77b4"))
+    fig.update_layout(height=height, margin=dict(l=50, r=10, t=20, b=60), uirevision="history",
+                      yaxis=dict(title=label, rangemode="tozero"))
+    return fig
