@@ -28,7 +28,7 @@ chromium:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 run: $(VENV)/.installed
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	$(PY) -m ui.serve --server.port $(PORT)
 
 test: $(VENV)/.dev-installed chromium
 	$(PY) -m pytest

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -48,8 +47,9 @@ def smollm2_gguf_path() -> Path:
 
 
 def cache_dir(sha256: str) -> Path:
-    root = os.environ.get("SERVING_LAB_CACHE") or Path.home() / ".cache" / "serving-lab"
-    return Path(root) / sha256[:16]
+    from engine.loader import cache_root  # loader imports this module
+
+    return cache_root() / sha256[:16]
 
 
 def load_gguf(path: str | Path, name: str, progress: Callable[[str, float], None] | None = None):

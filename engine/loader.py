@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -31,6 +32,11 @@ class LoadedModel:
     model: LlamaForCausalLM
     tokenizer: Tokenizer
     source: str  # where the weights came from, for the UI and the CLI
+
+
+def cache_root() -> Path:
+    """Where derived files live (dequantized weights, the chart component): $SERVING_LAB_CACHE or ~/.cache."""
+    return Path(os.environ.get("SERVING_LAB_CACHE") or Path.home() / ".cache" / "serving-lab")
 
 
 def _noop(msg: str, frac: float) -> None:

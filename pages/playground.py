@@ -42,9 +42,12 @@ elif source == "custom":
 else:
     upload = st.file_uploader(t("pg.upload"), type=["jsonl", "json", "txt"], key=f"{PAGE}.upload")
     if upload is not None:
-        try:
-            trace = read_trace(upload.getvalue())
+        try:  # parsed once per upload: a recorded run can be tens of MB
+            if ss.get(f"{PAGE}.trace_id") != upload.file_id:
+                ss[f"{PAGE}.trace"], ss[f"{PAGE}.trace_id"] = read_trace(upload.getvalue()), upload.file_id
+            trace = ss[f"{PAGE}.trace"]
         except TraceError as e:
+            ss.pop(f"{PAGE}.trace_id", None)
             st.error(t("err.trace", msg=str(e)))
         else:
             st.success(t("pg.trace_ok", requests=len(trace.requests), frames=len(trace.snapshots),
@@ -123,7 +126,7 @@ if history:
     st.dataframe(table, hide_index=True)
     metric = st.selectbox(t("pg.compare_metric"), [k for k in table[0] if k not in ("name", "batcher", "policy", "kv")],
                           key=f"{PAGE}.metric")
-    st.plotly_chart(history_chart(table, metric, metric), key=f"{PAGE}.history_chart", config=views.CHART_CONFIG)
+    st.plotly_chart(history_chart(table, metric, metric), key=f"{PAGE}.history_chart", config=views.CHART_CONFIG, theme=None)
     c = st.columns([2, 2, 6])
     c[0].download_button(t("pg.history_csv"), lambda: downloads.table_csv(table), "history.csv", "text/csv",
                          key=f"{PAGE}.history_csv", on_click="ignore")

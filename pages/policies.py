@@ -68,10 +68,10 @@ else:
         c1, c2 = st.columns(2)
         c1.markdown(f"**{t('pol.wait_dist')}**")
         c1.plotly_chart(class_boxes(per_request, "queue_steps", lab, height=scaled(320)), key=f"{PAGE}.box",
-                        config=views.CHART_CONFIG)
+                        config=views.CHART_CONFIG, theme=None)
         slo = {t(f"pol.{r.label}"): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
                                      if d["slo_attainment"] is not None} for r in runs}
         c2.markdown(f"**{t('pol.slo')}**")
         c2.plotly_chart(grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320)), key=f"{PAGE}.slo",
-                        config=views.CHART_CONFIG)
+                        config=views.CHART_CONFIG, theme=None)
         views.summary_table(runs)

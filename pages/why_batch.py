@@ -44,7 +44,7 @@ if not result:
 else:
     rows = result["rows"]
     st.plotly_chart(batch_curve(rows, labels("tok_per_s", "ms_per_step", "batch_size"), height=scaled(360)),
-                    key=f"{PAGE}.curve", config=CHART_CONFIG)
+                    key=f"{PAGE}.curve", config=CHART_CONFIG, theme=None)
     base = rows[0]
     st.dataframe([{t("batch_size"): r["batch"], t("tok_per_s"): round(r["tok_per_s"]),
                    t("ms_per_step"): round(r["ms_per_step"], 2),

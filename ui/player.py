@@ -15,7 +15,7 @@ from engine.experiment import LiveRun
 from ui.i18n import t
 
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
-BASE_INTERVAL = 0.1  # seconds between redraws at most 10 frames/s
+BASE_INTERVAL = 0.05  # at most 20 redraws a second
 
 
 def _k(page: str, name: str) -> str:
@@ -54,6 +54,7 @@ def _toggle(page: str, runs: list[LiveRun]) -> None:
         ss[_k(page, "frame")] = 0  # play again from the start
     ss[_k(page, "playing")] = True
     ss[_k(page, "rerun_app")] = True
+    ss.pop(_k(page, "clock"), None)
 
 
 def _scrub(page: str, runs: list[LiveRun]) -> None:
@@ -67,9 +68,13 @@ def _interval(page: str) -> float:
 
 
 def _advance(page: str, runs: list[LiveRun]) -> int:
+    """The frame the wall clock says we should show: late redraws skip ahead, so the speed holds."""
     ss = st.session_state
-    per_tick = max(1, round(ss.get(_k(page, "speed"), 10) * _interval(page)))
-    target = ss[_k(page, "frame")] + per_tick
+    speed, now, frame = ss.get(_k(page, "speed"), 10), time.perf_counter(), ss[_k(page, "frame")]
+    clock = ss.get(_k(page, "clock"))
+    if clock is None or clock[2] != speed:  # (start time, start frame, speed): restart on play or new speed
+        clock = ss[_k(page, "clock")] = (now, frame, speed)
+    target = max(frame + 1, clock[1] + int((now - clock[0]) * speed))
     for r in runs:
         r.ensure(target)
     last = _last_frame(runs)
@@ -79,8 +84,15 @@ def _advance(page: str, runs: list[LiveRun]) -> int:
     return min(target, last)
 
 
+def _seek_by(page: str, runs: list[LiveRun], delta: int) -> None:
+    _seek(page, runs, st.session_state[_k(page, "frame")] + delta)
+
+
 def player(page: str, runs: list[LiveRun], render: Callable[[int], None]) -> None:
-    """Draw the controls and `render(frame)`, animated while playing."""
+    """Draw the controls and `render(frame)`, animated while playing.
+
+    The buttons live outside the animated fragment (they change only when playing starts or
+    stops, which reruns the page anyway); the fragment redraws the counter and the views."""
     ss = st.session_state
     ss.setdefault(_k(page, "frame"), 0)
     ss.setdefault(_k(page, "playing"), False)
@@ -88,8 +100,11 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None]) -> Non
     for r in runs:
         r.ensure(0)
     playing = ss[_k(page, "playing")]
+    controls(page, runs)
+    ss[_k(page, "interval_used")] = _interval(page)
+    ss[_k(page, "defined_at")] = time.perf_counter()
 
-    @st.fragment(run_every=_interval(page) if playing else None)
+    @st.fragment(run_every=ss[_k(page, "interval_used")] if playing else None)
     def animated():
         if ss.pop(_k(page, "rerun_app"), False):
             st.rerun()
@@ -99,35 +114,51 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None]) -> Non
         last = _last_frame(runs)
         frame = min(ss[_k(page, "frame")], last)
         ss[_k(page, "frame")] = frame
-        ss[_k(page, "slider")] = frame
-        controls(page, runs, frame, last)
+        position(page, runs, frame, last)
+        ss["player.animating"] = ss[_k(page, "playing")]
         render(frame)
         cost = time.perf_counter() - started
         ss[_k(page, "cost")] = 0.7 * ss.get(_k(page, "cost"), cost) + 0.3 * cost
-        if ss[_k(page, "playing")] and ss[_k(page, "cost")] > 1.2 * _interval(page) and not ss.get(_k(page, "slowed")):
-            ss[_k(page, "slowed")] = True  # redraws are slower than the clock: redefine the fragment once
-            st.rerun()
+        if ss[_k(page, "playing")] and _clock_is_off(page):
+            st.rerun()  # redefine the fragment with an interval the redraws can keep
 
     animated()
 
 
-def controls(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
+def _clock_is_off(page: str) -> bool:
+    """The redraw cost drifted far from what run_every was set for (at most every 2 s)."""
     ss = st.session_state
-    live = not all(r.done for r in runs)
-    cols = st.columns([1, 1, 1.3, 1, 1.8, 7, 2.2], vertical_alignment="bottom")
-    cols[0].button("⏮", key=_k(page, "first"), help=t("player.first"), on_click=_seek, args=(page, runs, 0))
-    cols[1].button("◀", key=_k(page, "back"), help=t("player.back"), on_click=_seek, args=(page, runs, frame - 1))
+    used, wanted = ss[_k(page, "interval_used")], _interval(page)
+    settled = time.perf_counter() - ss[_k(page, "defined_at")] > 2.0
+    return settled and not 0.75 * used <= wanted <= 1.25 * used
+
+
+def controls(page: str, runs: list[LiveRun]) -> None:
+    ss = st.session_state
+    frame, last, live = ss[_k(page, "frame")], _last_frame(runs), not all(r.done for r in runs)
     playing = ss[_k(page, "playing")]
+    cols = st.columns([1, 1, 1.3, 1, 1.8, 9], vertical_alignment="bottom")
+    cols[0].button("⏮", key=_k(page, "first"), help=t("player.first"), on_click=_seek, args=(page, runs, 0))
+    cols[1].button("◀", key=_k(page, "back"), help=t("player.back"), on_click=_seek_by, args=(page, runs, -1))
     cols[2].button("⏸" if playing else "▶", key=_k(page, "play"), type="primary",
                    help=t("player.pause") if playing else t("player.play"), on_click=_toggle, args=(page, runs))
-    cols[3].button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_seek, args=(page, runs, frame + 1),
-                   disabled=frame >= last and not live)
-    cols[4].selectbox(t("player.speed"), SPEEDS, key=_k(page, "speed"), format_func={s: f"{s} {t('player.per_s')}" for s in SPEEDS}.get,
-                      on_change=lambda: ss.pop(_k(page, "slowed"), None))
-    cols[5].slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub, args=(page, runs),
-                   disabled=last == 0)
-    with cols[6].container(key=f"{page}-frame-counter"):
-        st.metric(t("player.frame"), f"{frame} / {last}{' …' if live else ''}")
+    cols[3].button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_seek_by, args=(page, runs, 1),
+                   disabled=frame >= last and not live and not playing)
+    cols[4].selectbox(t("player.speed"), SPEEDS, key=_k(page, "speed"),
+                      format_func={s: f"{s} {t('player.per_s')}" for s in SPEEDS}.get)
+    if not playing:  # while playing there is no slider: a timer rerun could carry a stale position back
+        ss[_k(page, "slider")] = min(frame, last)
+        cols[5].slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
+                       args=(page, runs), disabled=last == 0)
     if live:
         st.caption(t("player.live_note"))
 
+
+def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
+    """The frame counter (and, while playing, a progress bar): redrawn with every frame."""
+    live = not all(r.done for r in runs)
+    bar, counter = st.columns([9, 2], vertical_alignment="bottom")
+    if st.session_state[_k(page, "playing")]:
+        bar.progress(frame / max(1, last))
+    with counter.container(key=f"{page}-frame-counter"):
+        st.metric(t("player.frame"), f"{frame} / {last}{' …' if live else ''}")

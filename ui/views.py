@@ -6,18 +6,32 @@ import streamlit as st
 from engine.experiment import LiveRun
 from engine.metrics import free_runs, kv_split
 from ui.i18n import labels, lang, t
+from ui.live_chart import live_chart
 from ui.style import scaled
-from viz.blocks import block_pool, block_tables
+from viz.blocks import block_pool
 from viz.charts import memory_split
 from viz.palette import color_indices
-from viz.timeline import timeline_column, slot_timeline, waiting_queue
+from viz.html import block_tables_html, queue_html
+from viz.timeline import slot_timeline, timeline_column
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+# While the player runs, charts are static pictures: no hover layers, no modebar. It halves the
+# browser's work per frame, and nobody can hover a moving chart anyway.
+ANIMATING_CONFIG = {"staticPlot": True}
 VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", "slot", "preempted", "waiting",
                "blocked", "waiting_since", "why_slots", "why_budget", "why_memory", "why_fragmentation", "waiting",
                "running", "finished", "block", "slots_filled", "shared_by", "free", "free_cached", "logical",
                "physical", "logical_block", "token_states", "reserved", "internal_fragmentation",
                "external_fragmentation")
+
+
+def animating() -> bool:
+    """The player is playing: charts skip their hover texts (nobody can hover a moving chart)."""
+    return bool(st.session_state.get("player.animating"))
+
+
+def chart_config() -> dict:
+    return ANIMATING_CONFIG if animating() else CHART_CONFIG
 
 
 def view_labels() -> dict:
@@ -50,14 +64,14 @@ def timeline(run: LiveRun, frame: int, total: int, key: str, title: str = "", by
              height: int = 300) -> None:
     frame = min(frame, run.frames - 1)
     fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(), height=scaled(height),
-                        title=title)
-    st.plotly_chart(fig, key=key, config=CHART_CONFIG)
+                        title=title, hover=not animating())
+    live_chart(fig, key, scaled(height), chart_config())
 
 
 def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:
     snap = run.snapshots[min(frame, run.frames - 1)]
-    st.plotly_chart(waiting_queue(snap, colors(run, by_class), view_labels(), height=scaled(90)), key=key,
-                    config=CHART_CONFIG)
+    with st.container(key=key):
+        st.html(queue_html(snap, colors(run, by_class), view_labels()))
 
 
 def _fmt(value, spec=".1f", suffix=""):
@@ -78,11 +92,12 @@ def metrics_panel(run: LiveRun, frame: int) -> None:
     row[1].metric(t("m.fairness"), _fmt(m["fairness_jain"], ".2f"), help=t("m.fairness_help"))
     row[2].metric(t("m.preemptions"), m["preemptions"])
     row[3].metric(t("m.finished"), f"{m['finished']} / {len(run.recorder.requests)}")
-    if m["classes"]:
-        st.dataframe([{t("m.class"): cls, t("m.ttft_p50"): _fmt(c["ttft_p50_steps"]), t("m.ttft_p95"): _fmt(c["ttft_p95_steps"]),
-                       t("m.ttft_p50_ms"): _fmt(c["ttft_p50_ms"]), t("m.slo"): _fmt(
-                           None if c["slo_attainment"] is None else 100 * c["slo_attainment"], ".0f", "%")}
-                      for cls, c in m["classes"].items()], hide_index=True)
+    if m["classes"]:  # a Markdown table: far cheaper to redraw 10 times a second than a data grid
+        head = [t("m.class"), t("m.ttft_p50"), t("m.ttft_p95"), t("m.ttft_p50_ms"), t("m.slo")]
+        rows = [[cls, _fmt(c["ttft_p50_steps"]), _fmt(c["ttft_p95_steps"]), _fmt(c["ttft_p50_ms"]),
+                 _fmt(None if c["slo_attainment"] is None else 100 * c["slo_attainment"], ".0f", "%")]
+                for cls, c in m["classes"].items()]
+        st.markdown("\n".join("| " + " | ".join(map(str, r)) + " |" for r in [head, ["---"] * len(head), *rows]))
 
 
 def kv_rows(run: LiveRun) -> list[dict]:
@@ -100,18 +115,18 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     frame = min(frame, run.frames - 1)
     snap = run.snapshots[frame]
     lab = view_labels()
-    st.plotly_chart(block_pool(snap, colors(run), lab, title=t("kv.pool_title", used=snap.num_used_blocks,
-                                                                   total=snap.num_blocks)),
-                    key=f"{key}.pool", config=CHART_CONFIG)
-    st.plotly_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
-                    key=f"{key}.split", config=CHART_CONFIG)
+    pool = block_pool(snap, colors(run), lab, title=t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks),
+                      hover=not animating())
+    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config())
+    live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
+               f"{key}.split", scaled(240), chart_config())
     if show_tables:
         shown = [rid for rid in snap.slots if rid][:6]
         widest = run.cache.setdefault("widest_table", max(
             (len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)) if run.done else max(
             (len(tb) for tb in snap.block_tables.values()), default=1)
         st.caption(t("kv.tables_caption"))
-        st.plotly_chart(block_tables(snap, shown, colors(run), lab, widest), key=f"{key}.tables", config=CHART_CONFIG)
+        st.html(block_tables_html(snap, shown, colors(run), lab, widest))
 
 
 def refusal_note(run: LiveRun, frame: int) -> None:

@@ -1,4 +1,4 @@
-"""The block pool (every physical block) and block tables (logical -> physical, per request)."""
+"""The block pool: every physical block, who owns it, how full it is, who shares it."""
 from __future__ import annotations
 
 import math
@@ -7,6 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.snapshot import StepSnapshot
+from viz.figure import figure, image_trace
+from viz.figure import title as title_
 from viz.palette import CACHED_FREE, FREE, HUES, tint
 
 # z codes: 0 free, 1 free but prefix-cached, then per hue three fill levels (full, partial, reserved-empty)
@@ -36,57 +38,41 @@ def grid_shape(num_blocks: int) -> tuple[int, int]:
 
 
 def block_pool(snap: StepSnapshot, color_of: dict[str, int], labels: dict, height: int | None = None,
-               title: str = "") -> go.Figure:
+               title: str = "", hover: bool = True) -> go.Figure:
     """Each cell a physical block: coloured by owner, paler when partly filled, palest when reserved
     but empty; shared blocks show their ref count; blocks written this step are outlined."""
     n = snap.num_blocks
     rows, cols = grid_shape(n)
     z = np.full(rows * cols, np.nan)
-    hover = np.full(rows * cols, "", dtype=object)
+    texts = np.full(rows * cols, "", dtype=object)
     for b in range(n):
         owner, fill, refs, cached = snap.block_owner[b], snap.block_fill[b], snap.block_ref_count[b], snap.block_cached[b]
         z[b] = block_code(owner, fill, refs, cached, snap.block_size, color_of)
+        if not hover:
+            continue
         if refs:
-            hover[b] = (f"{labels['block']} {b} · {owner} · {fill}/{snap.block_size} {labels['slots_filled']}"
+            texts[b] = (f"{labels['block']} {b} · {owner} · {fill}/{snap.block_size} {labels['slots_filled']}"
                         + (f" · {labels['shared_by']} {refs}" if refs > 1 else ""))
         else:
-            hover[b] = f"{labels['block']} {b} · " + (labels["free_cached"] if cached else labels["free"])
-    fig = go.Figure(go.Heatmap(z=z.reshape(rows, cols), colorscale=COLORSCALE, zmin=0, zmax=ZMAX, showscale=False,
-                               hovertext=hover.reshape(rows, cols), hoverinfo="text", xgap=2, ygap=2))
+            texts[b] = f"{labels['block']} {b} · " + (labels["free_cached"] if cached else labels["free"])
+    if hover:
+        cells = {"type": "heatmap", "z": z.reshape(rows, cols), "colorscale": COLORSCALE, "zmin": 0, "zmax": ZMAX,
+                 "showscale": False, "xgap": 2, "ygap": 2, "hovertext": texts.reshape(rows, cols), "hoverinfo": "text"}
+    else:  # while animating: one small picture (see viz.figure.grid_png)
+        cells = image_trace(z.reshape(rows, cols), COLORSCALE, 0, 12, 12)
     shared = [b for b in range(n) if snap.block_ref_count[b] > 1]
-    fig.add_trace(go.Scatter(x=[b % cols for b in shared], y=[b // cols for b in shared], mode="text",
-                             text=[f"×{snap.block_ref_count[b]}" for b in shared], hoverinfo="skip",
-                             textfont=dict(size=10, color="white")))
     height = height or max(140, 60 + rows * 22)
-    cell = max(4, (height - 60) / rows * 0.9)
     written = list(snap.written_blocks)
-    fig.add_trace(go.Scatter(x=[b % cols for b in written], y=[b // cols for b in written], mode="markers",
-                             hoverinfo="skip", marker=dict(symbol="square-open", size=cell, line=dict(width=2),
-                                                           color="#d62728")))
-    fig.update_layout(title=dict(text=title, font=dict(size=13)), height=height, margin=dict(l=10, r=10, t=32, b=10),
-                      showlegend=False, uirevision="pool", plot_bgcolor="white",
-                      xaxis=dict(visible=False, range=[-0.5, cols - 0.5]),
-                      yaxis=dict(visible=False, range=[rows - 0.5, -0.5], scaleanchor="x"))
+    fig = figure([
+        cells,
+        {"type": "scatter", "mode": "text", "x": [b % cols for b in shared], "y": [b // cols for b in shared],
+         "text": [f"×{snap.block_ref_count[b]}" for b in shared], "hoverinfo": "skip",
+         "textfont": {"size": 10, "color": "white"}},
+        {"type": "scatter", "mode": "markers", "x": [b % cols for b in written], "y": [b // cols for b in written],
+         "hoverinfo": "skip", "marker": {"symbol": "square-open", "size": max(4, (height - 60) / rows * 0.9),
+                                         "line": {"width": 2}, "color": "#d62728"}},
+    ], {"title": title_(title), "height": height, "margin": {"l": 10, "r": 10, "t": 32, "b": 10}, "showlegend": False,
+        "uirevision": "pool", "plot_bgcolor": "white", "xaxis": {"visible": False, "range": [-0.5, cols - 0.5]},
+        "yaxis": {"visible": False, "range": [rows - 0.5, -0.5], "scaleanchor": "x"}})
     return fig
 
-
-def block_tables(snap: StepSnapshot, request_ids: list[str], color_of: dict[str, int], labels: dict,
-                 max_blocks: int, height: int | None = None) -> go.Figure:
-    """For each chosen request: logical block i -> the physical block that holds it (cell text)."""
-    rows = [rid for rid in request_ids if rid in snap.block_tables] or ["—"]
-    width = max(1, max_blocks)
-    z = np.full((len(rows), width), np.nan)
-    text = np.full((len(rows), width), "", dtype=object)
-    for i, rid in enumerate(rows):
-        for j, b in enumerate(snap.block_tables.get(rid, ())[:width]):
-            z[i, j] = block_code(rid, snap.block_fill[b], snap.block_ref_count[b], False, snap.block_size, color_of)
-            text[i, j] = str(b)
-    fig = go.Figure(go.Heatmap(z=z, x=list(range(width)), y=rows, colorscale=COLORSCALE, zmin=0, zmax=ZMAX,
-                               showscale=False, text=text, texttemplate="%{text}", textfont=dict(size=10),
-                               hovertemplate=f"%{{y}} · {labels['logical']} %{{x}} → {labels['physical']} %{{text}}<extra></extra>",
-                               xgap=2, ygap=2))
-    fig.update_layout(height=height or max(120, 50 + 26 * len(rows)), margin=dict(l=60, r=10, t=10, b=30),
-                      uirevision="tables", plot_bgcolor="white",
-                      xaxis=dict(title=labels["logical_block"], range=[-0.5, width - 0.5], dtick=1 if width <= 32 else None),
-                      yaxis=dict(autorange="reversed", type="category"))
-    return fig

@@ -4,6 +4,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from viz.figure import figure
+from viz.figure import title as title_
 from viz.palette import SPLIT_COLORS, class_color
 
 SPLIT_KEYS = ("token_states", "reserved", "internal_fragmentation", "external_fragmentation", "free")
@@ -14,15 +16,13 @@ def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, 
     """Stacked shares of KV slots over steps, up to `frame`, x fixed to the whole run."""
     shown = rows[:frame + 1]
     x = list(range(len(shown)))
-    fig = go.Figure()
-    for key in SPLIT_KEYS:
-        fig.add_trace(go.Scatter(x=x, y=[r[key] / r["total"] for r in shown], name=labels[key], stackgroup="kv",
-                                 mode="lines", line=dict(width=0.5, color=SPLIT_COLORS[key]),
-                                 hovertemplate="%{y:.0%}"))
-    fig.update_layout(title=dict(text=title, font=dict(size=13)), height=height, margin=dict(l=40, r=10, t=36, b=30),
-                      uirevision="split", hovermode="x unified", legend=dict(orientation="h", y=-0.25),
-                      xaxis=dict(title=labels["step"], range=[0, max(1, total_frames - 1)]),
-                      yaxis=dict(range=[0, 1], tickformat=".0%"))
+    traces = [{"type": "scatter", "x": x, "y": [r[key] / r["total"] for r in shown], "name": labels[key],
+               "stackgroup": "kv", "mode": "lines", "line": {"width": 0.5, "color": SPLIT_COLORS[key]},
+               "hovertemplate": "%{y:.0%}"} for key in SPLIT_KEYS]
+    fig = figure(traces, {"title": title_(title), "height": height, "margin": {"l": 40, "r": 10, "t": 36, "b": 30},
+                          "uirevision": "split", "hovermode": "x unified", "legend": {"orientation": "h", "y": -0.25},
+                          "xaxis": {"title": {"text": labels["step"]}, "range": [0, max(1, total_frames - 1)]},
+                          "yaxis": {"range": [0, 1], "tickformat": ".0%"}})
     return fig
 
 

@@ -1,4 +1,4 @@
-"""The slot timeline (slots x steps, who ran where) and the waiting queue at the door."""
+"""The slot timeline: slots x steps, who ran where, what was prefill and what decode."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +7,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine.snapshot import StepSnapshot
-from viz.palette import HEATMAP_ZMAX, HUES, heatmap_colorscale, request_color
+from viz.figure import figure, image_trace
+from viz.figure import title as title_
+from viz.palette import HEATMAP_ZMAX, HUES, heatmap_colorscale
 
 COLORSCALE = heatmap_colorscale()
 
@@ -58,54 +60,37 @@ def window_range(frame: int, total: int, window: int) -> tuple[int, int]:
 
 
 def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, labels: dict,
-                  window: int = 120, height: int = 320, title: str = "") -> go.Figure:
-    """Slots (rows) x steps (columns) up to `frame`; later steps stay blank, axes stay fixed."""
+                  window: int = 120, height: int = 320, title: str = "", hover: bool = True) -> go.Figure:
+    """Slots (rows) x steps (columns) up to `frame`; later steps stay blank, axes stay fixed.
+    Without `hover` (while animating) the per-cell texts are left out: nobody can hover a moving chart."""
     start, end = window_range(frame, total_frames, window)
     shown = columns[start:min(frame + 1, end)]
     slots = len(columns[0].z) if columns else 1
     width = end - start
     z = np.full((slots, width), np.nan)
-    text = np.full((slots, width), "", dtype=object)
+    text = np.full((slots, width), "", dtype=object) if hover else None
     for j, col in enumerate(shown):
         z[:, j] = col.z
-        text[:, j] = col.text
-    fig = go.Figure(go.Heatmap(
-        z=z, x=np.arange(start, end), y=np.arange(slots), colorscale=COLORSCALE, zmin=0, zmax=HEATMAP_ZMAX,
-        showscale=False, hovertext=text, hovertemplate="%{hovertext}<extra>" + labels["step"] + " %{x}</extra>",
-        xgap=1, ygap=1))
-    px = [c.step for c in shown for _ in c.preempted_slots]
-    py = [s for c in shown for s in c.preempted_slots]
-    fig.add_trace(go.Scatter(x=px, y=py, mode="markers", name=labels["preempted"], hoverinfo="name",
-                             marker=dict(symbol="x-thin", size=10, line=dict(width=2.5, color="#d62728"))))
-    if shown:
-        fig.add_vline(x=shown[-1].step, line=dict(color="#444", width=1.5, dash="dot"))
-    fig.update_layout(title=dict(text=title, font=dict(size=14)), height=height, margin=dict(l=40, r=10, t=36, b=30),
-                      showlegend=False, uirevision="timeline", plot_bgcolor="white",
-                      xaxis=dict(title=labels["step"], range=[start - 0.5, end - 0.5], showgrid=False, zeroline=False),
-                      yaxis=dict(title=labels["slot"], range=[slots - 0.5, -0.5], showgrid=False, zeroline=False,
-                                 dtick=1 if slots <= 16 else None))
+        if hover:
+            text[:, j] = col.text
+    if hover:
+        cells = {"type": "heatmap", "z": z, "x": np.arange(start, end), "y": np.arange(slots), "colorscale": COLORSCALE,
+                 "zmin": 0, "zmax": HEATMAP_ZMAX, "showscale": False, "xgap": 1, "ygap": 1, "hovertext": text,
+                 "hovertemplate": "%{hovertext}<extra>" + labels["step"] + " %{x}</extra>"}
+    else:  # while animating: one tiny PNG, one pixel per cell, instead of plotly painting every cell
+        cells = image_trace(z, COLORSCALE, start, 4, 5)
+    preempted = {"type": "scatter", "mode": "markers", "name": labels["preempted"], "hoverinfo": "name",
+                 "x": [c.step for c in shown for _ in c.preempted_slots],
+                 "y": [s for c in shown for s in c.preempted_slots],
+                 "marker": {"symbol": "x-thin", "size": 10, "line": {"width": 2.5, "color": "#d62728"}}}
+    cursor = [{"type": "line", "x0": shown[-1].step, "x1": shown[-1].step, "y0": 0, "y1": 1, "yref": "paper",
+               "line": {"color": "#444", "width": 1.5, "dash": "dot"}}] if shown else []
+    fig = figure([cells, preempted], {
+        "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36, "b": 30},
+        "showlegend": False, "uirevision": "timeline", "plot_bgcolor": "white", "shapes": cursor,
+        "xaxis": {"title": {"text": labels["step"]}, "range": [start - 0.5, end - 0.5], "showgrid": False,
+                  "zeroline": False},
+        "yaxis": {"title": {"text": labels["slot"]}, "range": [slots - 0.5, -0.5], "showgrid": False, "zeroline": False,
+                  "dtick": 1 if slots <= 16 else None, "scaleanchor": False}})
     return fig
 
-
-def waiting_queue(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capacity: int = 40,
-                  height: int = 90) -> go.Figure:
-    """The queue at the door, in the order the policy will admit it; the head says why it waits."""
-    shown = snap.waiting[:capacity]
-    hover = []
-    for i, rid in enumerate(shown):
-        view = snap.requests.get(rid)
-        why = snap.blocked.get(rid)
-        reason = f"<br>{labels['blocked']}: {labels.get('why_' + why, why)}" if why else ""
-        waited = f" · {labels['waiting_since']} {view.arrival_step}" if view else ""
-        hover.append((request_label(view, labels) if view else rid) + waited + reason)
-    fig = go.Figure(go.Scatter(
-        x=list(range(len(shown))), y=[0] * len(shown), mode="markers", hovertext=hover, hoverinfo="text",
-        marker=dict(symbol="square", size=16, color=[request_color(color_of.get(r, 0)) for r in shown],
-                    line=dict(width=[2 if r in snap.blocked else 0 for r in shown], color="#d62728"))))
-    more = len(snap.waiting) - len(shown)
-    title = f"{labels['waiting']}: {len(snap.waiting)}" + (f" (+{more})" if more > 0 else "")
-    fig.update_layout(title=dict(text=title, font=dict(size=13)), height=height, margin=dict(l=10, r=10, t=30, b=5),
-                      showlegend=False, uirevision="queue", plot_bgcolor="white",
-                      xaxis=dict(range=[-0.7, capacity - 0.3], visible=False),
-                      yaxis=dict(range=[-0.6, 0.6], visible=False))
-    return fig

@@ -1,0 +1,299 @@
+"""Load and validate the teaching content, zh and en: lessons (Markdown with YAML front matter), the
+lecture-moment presets, worksheets (tasks.yaml) and quiz (quiz.yaml). Pure Python + yaml; every
+problem in a content file raises ValueError naming the file and the entry."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent
+LANGS = ("zh", "en")
+BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "playground", "tasks", "quiz")
+LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies")  # pages that open a preset
+TOPICS = ("batching", "fixed-batch", "continuous", "paged", "four-axes", "priorities", "decisions")
+QUESTION_TYPES = ("single", "multiple", "ordering", "numeric")
+MISCONCEPTIONS = ("a", "b", "c")
+FIELD_KINDS = ("text", "long")
+LIVE_TABLES = ("mechanisms",)
+FRONT_MATTER_KEYS = {"id", "order", "title", "summary", "experiments", "live_table"}
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    order: int
+    title: str
+    summary: str
+    experiments: tuple[str, ...]
+    body: str  # Markdown, front matter removed
+    lang: str
+    path: Path
+    live_table: str | None = None
+
+    @property
+    def page(self) -> str:
+        return f"lesson-{self.id}"
+
+
+@dataclass(frozen=True)
+class Preset:
+    id: str
+    page: str
+    workload: str | None = None
+    seed: int = 0
+    settings: dict = field(default_factory=dict)
+    compare: tuple[str, ...] = ()
+    batch_sizes: tuple[int, ...] = ()
+    narration: dict = field(default_factory=dict)  # lang -> text
+
+
+@dataclass(frozen=True)
+class Criterion:
+    id: str
+    any: tuple[str, ...]  # lowercase keyword substrings; one is enough
+    ok: str
+    missing: str
+
+
+@dataclass(frozen=True)
+class TaskField:
+    id: str
+    label: str
+    kind: str = "text"
+    criteria: tuple[Criterion, ...] = ()
+    reject_if_only: tuple[str, ...] = ()
+    reject_feedback: str = ""  # a field is checkable when it has criteria
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    title: str
+    milestone: bool
+    prompt: str
+    link: dict  # {"page": ..., "preset": ... or None}
+    fields: tuple[TaskField, ...]
+    model_answers: dict  # field id -> list of good answers
+    bad_answers: dict  # field id -> list of off-topic or insufficient answers
+    lang: str
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    type: str
+    topic: str
+    prompt: str
+    explanation: str
+    link: dict
+    options: tuple[str, ...] = ()  # single, multiple
+    answer: int | tuple[int, ...] | None = None  # single: index; multiple: indices
+    items: tuple[str, ...] = ()  # ordering: the correct order
+    run: dict | None = None  # numeric: {"preset": id, "settings": {...}}
+    metric: str | None = None  # numeric: dotted path into summarize()
+    tolerance: dict | None = None  # numeric: {"rel": x} and/or {"abs": y}
+    unit: str = ""
+    self_check: bool = False
+    misconception: str | None = None
+    lang: str = ""
+
+
+def _need(ok, path, entry, msg):
+    """Raise ValueError naming the file and the entry unless `ok`."""
+    if not ok:
+        raise ValueError(f"{Path(path).name}: {entry}: {msg}")
+
+
+def _read_yaml(path: Path, text: str | None = None, entry: str = "file"):
+    try:
+        return yaml.load(path.read_text(encoding="utf-8") if text is None else text, Loader=_Loader)
+    except yaml.YAMLError as e:
+        _need(False, path, entry, f"not valid YAML: {e}")
+
+
+def _lang(lang: str) -> str:
+    _need(lang in LANGS, ROOT, "language", f"must be one of {', '.join(LANGS)} (got {lang!r})")
+    return lang
+
+
+def _need_str(path, entry, d, key):
+    value = d.get(key)
+    _need(isinstance(value, str) and value.strip(), path, entry, f"`{key}` must be a non-empty string")
+    return value
+
+
+def load_presets(path: Path | None = None) -> dict[str, Preset]:
+    path = path or ROOT / "presets.yaml"
+    out = {}
+    for entry, d in _entries(path, "preset"):
+        _need(d.get("page") in LAB_PAGES, path, entry, f"page must be one of {', '.join(LAB_PAGES)}")
+        out[d["id"]] = Preset(d["id"], d["page"], d.get("workload"), int(d.get("seed", 0)), dict(d.get("settings") or {}),
+                              tuple(d.get("compare") or ()), tuple(d.get("batch_sizes") or ()),
+                              dict(d.get("narration") or {}))
+    return out
+
+
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n?(.*)\Z", re.S)
+_LESSON_FILE = re.compile(r"^(\d+)-([a-z0-9-]+)\.md$")
+
+
+def parse_front_matter(text: str, path: Path) -> tuple[dict, str]:
+    m = _FRONT.match(text.replace("\r\n", "\n"))
+    _need(m, path, "front matter", "the file must start with YAML between two `---` lines")
+    meta = _read_yaml(path, m.group(1), "front matter")
+    _need(isinstance(meta, dict), path, "front matter", "must be a mapping")
+    return meta, m.group(2).strip() + "\n"
+
+
+def load_lessons(lang: str, presets: dict[str, Preset] | None = None) -> list[Lesson]:
+    """The lessons of one language, sorted by `order`; front matter checked against presets.yaml."""
+    presets = presets if presets is not None else load_presets()
+    lessons, seen = [], {}
+    for path in sorted((ROOT / _lang(lang)).glob("*.md")):
+        fm = _LESSON_FILE.match(path.name)
+        _need(fm, path, "file name", "lesson files are named NN-<id>.md")
+        meta, body = parse_front_matter(path.read_text(encoding="utf-8"), path)
+        entry, order, experiments = f"lesson {meta.get('id')!r}", meta.get("order"), meta.get("experiments")
+        problems = [
+            (meta.get("id") != fm.group(2), f"id must match the file name ({fm.group(2)!r})"),
+            (not isinstance(order, int) or isinstance(order, bool), "`order` must be an integer"),
+            (not isinstance(experiments, list) or any(p not in presets for p in experiments),
+             "`experiments` must be a list of preset ids from presets.yaml (may be empty)"),
+            (meta.get("live_table") not in (None,) + LIVE_TABLES, f"live_table must be one of {LIVE_TABLES}"),
+            (bool(set(meta) - FRONT_MATTER_KEYS), f"unknown front-matter keys {sorted(set(meta) - FRONT_MATTER_KEYS)}"),
+            (not body.strip(), "the lesson body is empty"),
+            (("id", meta.get("id")) in seen or ("order", order) in seen, "id or order used by another lesson")]
+        for bad, msg in problems:
+            _need(not bad, path, entry, msg)
+        seen.update({("id", meta["id"]): 1, ("order", order): 1})
+        lessons.append(Lesson(meta["id"], order, _need_str(path, entry, meta, "title"),
+                              _need_str(path, entry, meta, "summary"),
+                              tuple(experiments), body, lang, path, meta.get("live_table")))
+    return sorted(lessons, key=lambda le: le.order)
+
+
+def valid_pages(lang: str) -> list[str]:
+    """Every page id a link may name: the app's pages, then `lesson-<id>` per lesson."""
+    return list(BASE_PAGES) + [lesson.page for lesson in load_lessons(lang)]
+
+
+def check_link(link, path, entry, pages, presets) -> dict:
+    """A link {page, preset}: a real page; a preset only on a lab page, and the preset's own page."""
+    page, pid = (link.get("page"), link.get("preset")) if isinstance(link, dict) else (None, None)
+    _need(page in pages, path, entry, f"link page {page!r} is not a page (choose from {', '.join(pages)})")
+    _need(pid is None or (pid in presets and presets[pid].page == page), path, entry,
+          f"link preset {pid!r} is not a preset of presets.yaml that opens on page {page!r}")
+    return {"page": page, "preset": pid}
+
+
+def _keywords(path, entry, value, key) -> tuple[str, ...]:
+    _need(isinstance(value, list) and value and all(isinstance(k, str) and k.strip() for k in value), path, entry,
+          f"`{key}` must be a non-empty list of keyword strings")
+    _need(all(k == k.lower() for k in value), path, entry, f"`{key}` keywords must be lowercase")
+    return tuple(value)
+
+
+def _answer_lists(path, entry, value, key, field_ids) -> dict:
+    _need(isinstance(value, dict) and all(fid in field_ids for fid in value) and all(
+        isinstance(a, list) and all(isinstance(x, str) for x in a) for a in value.values()), path, entry,
+          f"`{key}` must map field ids ({', '.join(field_ids)}) to lists of strings")
+    return {fid: list(answers) for fid, answers in value.items()}
+
+
+def _entries(path, kind):
+    data = _read_yaml(path)
+    _need(isinstance(data, list), path, "top level", f"must be a list of {kind}s")
+    ids = set()
+    for i, d in enumerate(data):
+        entry = f"{kind} #{i + 1} ({d.get('id') if isinstance(d, dict) else repr(d)})"
+        _need(isinstance(d, dict), path, entry, "must be a mapping")
+        _need(_need_str(path, entry, d, "id") not in ids, path, entry, "duplicate id")
+        ids.add(d["id"])
+        yield entry, d
+
+
+def _task_field(path, entry, f) -> TaskField:
+    _need(f.get("kind", "text") in FIELD_KINDS, path, entry, f"kind must be one of {', '.join(FIELD_KINDS)}")
+    criteria = []
+    for k, c in enumerate(f.get("criteria") or []):
+        centry = f"{entry} criterion #{k + 1} ({c.get('id') if isinstance(c, dict) else repr(c)})"
+        _need(isinstance(c, dict), path, centry, "must be a mapping")
+        criteria.append(Criterion(_need_str(path, centry, c, "id"), _keywords(path, centry, c.get("any"), "any"),
+                                  _need_str(path, centry, c, "ok"), _need_str(path, centry, c, "missing")))
+    _need(len({c.id for c in criteria}) == len(criteria), path, entry, "duplicate criterion ids")
+    reject = f.get("reject_if_only")
+    reject = _keywords(path, entry, reject, "reject_if_only") if reject is not None else ()
+    return TaskField(_need_str(path, entry, f, "id"), _need_str(path, entry, f, "label"), f.get("kind", "text"),
+                     tuple(criteria), reject, _need_str(path, entry, f, "reject_feedback") if reject else "")
+
+
+def load_tasks(lang: str) -> list[Task]:
+    path = ROOT / _lang(lang) / "tasks.yaml"
+    presets, pages = load_presets(), valid_pages(lang)
+    tasks = []
+    for entry, d in _entries(path, "task"):
+        _need(isinstance(d.get("milestone"), bool), path, entry, "`milestone` must be true or false")
+        raw = d.get("fields")
+        _need(isinstance(raw, list) and raw and all(isinstance(f, dict) for f in raw), path, entry,
+              "`fields` must list at least one field mapping")
+        fields = tuple(_task_field(path, f"{entry} field {f.get('id')!r}", f) for f in raw)
+        ids = [f.id for f in fields]
+        _need(len(set(ids)) == len(ids), path, entry, "duplicate field ids")
+        tasks.append(Task(d["id"], _need_str(path, entry, d, "title"), d["milestone"], _need_str(path, entry, d, "prompt"),
+                          check_link(d.get("link"), path, entry, pages, presets), fields,
+                          _answer_lists(path, entry, d.get("model_answers") or {}, "model_answers", ids),
+                          _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang))
+    return tasks
+
+
+def _is_index(value, n) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < n
+
+
+def load_quiz(lang: str) -> list[Question]:
+    path = ROOT / _lang(lang) / "quiz.yaml"
+    presets, pages = load_presets(), valid_pages(lang)
+    questions = []
+    for entry, d in _entries(path, "question"):
+        qtype, options, answer, items, run, tol = (d.get(k) for k in ("type", "options", "answer", "items", "run",
+                                                                        "tolerance"))
+        n = len(options) if isinstance(options, list) else 0
+        problems = [
+            (qtype not in QUESTION_TYPES, f"type must be one of {', '.join(QUESTION_TYPES)}"),
+            (d.get("topic") not in TOPICS, f"topic must be one of {', '.join(TOPICS)}"),
+            (d.get("misconception") not in (None,) + MISCONCEPTIONS, "misconception must be a, b or c"),
+            (qtype in ("single", "multiple") and (n < 2 or not all(isinstance(o, str) for o in options)),
+             "`options` must list at least two strings"),
+            (qtype == "single" and not _is_index(answer, n), "`answer` must be an index into the options"),
+            (qtype == "multiple" and (not isinstance(answer, list) or not answer or len(set(answer)) != len(answer)
+                                      or not all(_is_index(a, n) for a in answer)),
+             "`answer` must be a non-empty list of distinct indices into the options"),
+            (qtype == "ordering" and (not isinstance(items, list) or len(items) < 3 or len(set(items)) != len(items)
+                                      or not all(isinstance(x, str) for x in items)),
+             "`items` must list at least three distinct strings, in the correct order"),
+            (qtype == "numeric" and (not isinstance(run, dict) or run.get("preset") not in presets
+                                     or presets[run["preset"]].workload is None
+                                     or not isinstance(run.get("settings") or {}, dict)),
+             "`run` must be {preset: a preset of presets.yaml that runs a workload, settings: EngineConfig overrides}"),
+            (qtype == "numeric" and (not isinstance(tol, dict) or not tol or bool(set(tol) - {"rel", "abs"})
+                                     or not all(isinstance(v, (int, float)) and v > 0 for v in tol.values())),
+             "`tolerance` must be {rel: x} and/or {abs: y} with positive numbers")]
+        for bad, msg in problems:
+            _need(not bad, path, entry, msg)
+        kw = dict(id=d["id"], type=qtype, topic=d["topic"], prompt=_need_str(path, entry, d, "prompt"),
+                  explanation=_need_str(path, entry, d, "explanation"),
+                  link=check_link(d.get("link"), path, entry, pages, presets),
+                  self_check=bool(d.get("self_check", False)), misconception=d.get("misconception"), lang=lang)
+        if qtype in ("single", "multiple"):
+            kw.update(options=tuple(options), answer=answer if qtype == "single" else tuple(sorted(answer)))
+        elif qtype == "ordering":
+            kw["items"] = tuple(items)
+        else:
+            kw.update(run={"preset": run["preset"], "settings": dict(run.get("settings") or {})}, tolerance=dict(tol),
+                      metric=_need_str(path, entry, d, "metric"), unit=_need_str(path, entry, d, "unit"))
+        questions.append(Question(**kw))
+    return questions

@@ -1,0 +1,363 @@
+"""The teaching layer: lessons, worksheets and quiz in zh + en, their loader, checker and grader."""
+import math
+import re
+import shutil
+
+import pytest
+
+import lessons
+from lessons import (LANGS, answers_from_markdown, answers_to_markdown, check_field, check_task, grade, load_lessons,
+                     load_presets, load_quiz, load_tasks, metric_value, quiz_order, run_spec, shown_value,
+                     shuffled_items, valid_pages)
+from lessons.loader import LAB_PAGES, TOPICS
+
+PRESETS = load_presets()
+LESSONS = {lang: load_lessons(lang) for lang in LANGS}
+TASKS = {lang: load_tasks(lang) for lang in LANGS}
+QUIZ = {lang: load_quiz(lang) for lang in LANGS}
+OFF_TOPIC = ["The weather is nice today.", "今天天气不错。", "asdf", "I don't know", "不知道", "   "]
+
+
+def by_id(items):
+    return {x.id: x for x in items}
+
+
+def task_field(task, field_id):
+    return next(f for f in task.fields if f.id == field_id)
+
+
+# --- lessons -----------------------------------------------------------------------------
+def test_lessons_cover_the_chapter():
+    en = LESSONS["en"]
+    assert 8 <= len(en) <= 10
+    assert [le.order for le in en] == sorted(le.order for le in en)
+    assert [le.live_table for le in en].count("mechanisms") == 1
+    assert en[0].id == "overview"
+
+
+def test_lessons_zh_en_parity():
+    zh, en = by_id(LESSONS["zh"]), by_id(LESSONS["en"])
+    assert list(zh) == list(en)
+    for lid in en:
+        for key in ("order", "experiments", "live_table"):
+            assert getattr(zh[lid], key) == getattr(en[lid], key), (lid, key)
+        assert zh[lid].title and zh[lid].summary and zh[lid].title != en[lid].title
+
+
+def _zh_length(body):
+    return len(re.findall(r"[\u4e00-\u9fff]", body)) + len(re.findall(r"[A-Za-z0-9_]+", body))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_lesson_bodies(lang):
+    try_heading, check_heading = {"en": ("## Try it", "## Check yourself"), "zh": ("## 动手试试", "## 自测")}[lang]
+    for le in LESSONS[lang]:
+        size = len(le.body.split()) if lang == "en" else _zh_length(le.body)
+        assert (250 <= size <= 600) if lang == "en" else (400 <= size <= 900), (le.id, size)
+        assert try_heading in le.body and check_heading in le.body, le.id
+        assert not re.search(r"<[a-zA-Z/][^>]*>|!\[|\$\$|\\\(|\\\[", le.body), f"{le.id}: HTML, image or LaTeX"
+        named = set(re.findall(r"`([a-z]+(?:-[a-z]+)+)`", le.body))
+        assert named <= set(PRESETS), (le.id, named - set(PRESETS))
+        assert named <= set(le.experiments), f"{le.id} names presets it does not list: {named - set(le.experiments)}"
+        assert le.summary.count(".") <= 1 and le.summary.count("。") <= 1
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_mechanism_table_and_misconceptions(lang):
+    lesson = next(le for le in LESSONS[lang] if le.live_table == "mechanisms")
+    rows = [line for line in lesson.body.splitlines() if line.startswith("|")]
+    assert len(rows) == 5 and all(row.count("|") == 5 for row in rows)  # header, rule, three mechanisms
+    for preset in ("contiguous-vs-paged", "uniform-control", "support-bot-sla"):  # refute a, b, c
+        assert f"`{preset}`" in lesson.body and preset in lesson.experiments
+
+
+def test_vllm_names_verbatim():
+    names = ["block_table", "slot_mapping", "max_num_seqs", "max_num_batched_tokens", "num_computed_tokens",
+             "prefill", "decode", "TTFT", "KV cache"]
+    for lang in LANGS:
+        text = "\n".join(le.body for le in LESSONS[lang])
+        assert all(name in text for name in names), [n for n in names if n not in text]
+
+
+# --- links and presets -------------------------------------------------------------------
+def _links(lang):
+    yield from ((f"task {t.id}", t.link) for t in TASKS[lang])
+    yield from ((f"question {q.id}", q.link) for q in QUIZ[lang])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_links_point_to_real_pages_and_presets(lang):
+    pages = valid_pages(lang)
+    assert {"home", "quiz", "tasks", "lesson-overview"} <= set(pages)
+    for where, link in _links(lang):
+        assert link["page"] in pages, where
+        if link["preset"] is not None:
+            assert link["page"] in LAB_PAGES and PRESETS[link["preset"]].page == link["page"], where
+    for le in LESSONS[lang]:
+        assert all(p in PRESETS for p in le.experiments)
+    for q in QUIZ[lang]:
+        if q.type == "numeric":
+            assert PRESETS[q.run["preset"]].workload is not None
+
+
+# --- worksheets --------------------------------------------------------------------------
+def test_tasks_shape():
+    en = by_id(TASKS["en"])
+    assert list(en) == ["compare-batching", "hard-requests", "paged-attention-purpose", "chat-slo-goal"]
+    assert [t.id for t in en.values() if t.milestone] == ["compare-batching", "hard-requests", "paged-attention-purpose"]
+    compare = en["compare-batching"]
+    short = [f for f in compare.fields if f.kind == "text"]
+    assert len(short) == 8 and task_field(compare, "why_online").kind == "long"
+    assert {f.id for f in en["hard-requests"].fields} == {f"{k}_{i}" for k in ("feature", "why") for i in (1, 2, 3)}
+    assert task_field(en["paged-attention-purpose"], "answer").reject_if_only
+    assert {"ttft", "throughput", "fairness"} <= {c.id for c in task_field(en["chat-slo-goal"], "goal").criteria}
+    for t in en.values():
+        assert all(f.criteria for f in t.fields), t.id
+        assert set(t.model_answers) == {f.id for f in t.fields}, t.id
+
+
+def test_tasks_zh_en_parity():
+    zh, en = by_id(TASKS["zh"]), by_id(TASKS["en"])
+    assert list(zh) == list(en)
+    for tid, t in en.items():
+        z = zh[tid]
+        assert (z.milestone, z.link) == (t.milestone, t.link)
+        assert [(f.id, f.kind) for f in z.fields] == [(f.id, f.kind) for f in t.fields]
+        for f in t.fields:
+            g = task_field(z, f.id)
+            assert [c.id for c in g.criteria] == [c.id for c in f.criteria]
+            # students mix languages: both files carry the same bilingual keywords
+            assert [c.any for c in g.criteria] == [c.any for c in f.criteria], (tid, f.id)
+            assert g.reject_if_only == f.reject_if_only
+        assert set(z.model_answers) == set(t.model_answers) and set(z.bad_answers) == set(t.bad_answers)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_model_answers_pass_in_either_language(lang):
+    for task in TASKS[lang]:
+        for source in TASKS.values():  # an English answer checked against the zh task, and vice versa
+            for fid, answers in by_id(source)[task.id].model_answers.items():
+                for answer in answers:
+                    fb = check_field(task_field(task, fid), answer, lang)
+                    assert fb.passed, (task.id, fid, answer, fb.messages)
+        best = {fid: answers[0] for fid, answers in task.model_answers.items()}
+        result = check_task(task, best)
+        assert result.passed and not result.missing
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_bad_empty_and_off_topic_answers_fail(lang):
+    empty_word = {"en": "empty", "zh": "空"}[lang]
+    for task in TASKS[lang]:
+        for source in TASKS.values():
+            for fid, answers in by_id(source)[task.id].bad_answers.items():
+                for answer in answers:
+                    assert not check_field(task_field(task, fid), answer, lang).passed, (task.id, fid, answer)
+        for fid in (f.id for f in task.fields):
+            for answer in OFF_TOPIC:
+                assert not check_field(task_field(task, fid), answer, lang).passed, (task.id, fid, answer)
+        result = check_task(task, {})
+        assert not result.passed and set(result.missing) == {f.id for f in task.fields}
+        assert all(fb.empty and empty_word in fb.messages[0] for fb in result.fields.values())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_feedback_per_criterion(lang):
+    tasks = by_id(TASKS[lang])
+    goal = task_field(tasks["chat-slo-goal"], "goal")
+    fb = check_field(goal, "p95 TTFT under 10 steps", lang)
+    met = {c.id: c.met for c in fb.criteria}
+    assert met == {"ttft": True, "throughput": False, "fairness": False, "measurable": True}
+    assert [c.feedback for c in fb.criteria] == [c.ok if met[c.id] else c.missing for c in goal.criteria]
+    assert check_field(goal, "首token 的 p95 不超过 10 步，吞吐不低于每秒 3000 token，报告不会被饿死", lang).passed
+
+    paged = task_field(tasks["paged-attention-purpose"], "answer")
+    for speed_only in ("It makes attention much faster.", "让注意力计算更快，加速推理"):
+        fb = check_field(paged, speed_only, lang)
+        assert fb.rejected and not fb.passed and fb.messages[0] == paged.reject_feedback
+    fb = check_field(paged, "Not faster: KV cache memory in blocks allocated on demand, so less waste.", lang)
+    assert fb.passed and not fb.rejected
+
+    feature = task_field(tasks["hard-requests"], "feature_1")
+    assert check_field(feature, "TTFT SLO", lang).passed and not check_field(feature, "slow model", lang).passed
+
+
+def test_keyword_matching_is_forgiving():
+    assert lessons.matches("Ｂlock-Table and 首token", ["block_table", "首 token"]) == ["block_table", "首 token"]
+    assert lessons.matches("preemption happens", ["preempt"]) == ["preempt"]
+    assert lessons.matches("slow and allowed", ["slo", "low"]) == []
+    assert lessons.matches("SLOs were missed", ["slo"]) == ["slo"]
+
+
+# --- quiz --------------------------------------------------------------------------------
+def test_quiz_coverage():
+    qs = QUIZ["en"]
+    kinds = [q.type for q in qs]
+    assert len(qs) >= 22 and kinds.count("numeric") >= 4 and kinds.count("ordering") >= 3
+    assert kinds.count("multiple") >= 5
+    assert {q.topic for q in qs} == set(TOPICS)
+    assert sum(q.self_check for q in qs) == 4
+    assert {q.misconception for q in qs} - {None} == {"a", "b", "c"}
+    assert len({q.answer for q in qs if q.type == "single"}) > 1  # the right option is not always first
+
+
+def test_quiz_zh_en_parity():
+    zh, en = by_id(QUIZ["zh"]), by_id(QUIZ["en"])
+    assert list(zh) == list(en)
+    for qid, q in en.items():
+        z = zh[qid]
+        for key in ("type", "topic", "answer", "run", "metric", "tolerance", "self_check", "misconception", "link"):
+            assert getattr(z, key) == getattr(q, key), (qid, key)
+        assert (len(z.options), len(z.items)) == (len(q.options), len(q.items))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_question_has_a_right_answer_and_explanation(lang):
+    ends = r"[.!?](?=\s|$)" if lang == "en" else r"[。！？]"
+    for q in QUIZ[lang]:
+        assert 2 <= len(re.findall(ends, q.explanation)) <= 4, q.id
+        if q.type == "single":
+            assert 0 <= q.answer < len(q.options)
+            assert grade(q, q.answer).correct and not grade(q, (q.answer + 1) % len(q.options)).correct
+            assert grade(q, q.answer).explanation == q.explanation
+        elif q.type == "multiple":
+            assert all(0 <= i < len(q.options) for i in q.answer)
+            assert grade(q, list(reversed(q.answer))).correct and not grade(q, list(q.answer)[:-1]).correct
+        elif q.type == "ordering":
+            assert grade(q, list(q.items)).correct and not grade(q, shuffled_items(q, 0)).correct
+        assert not grade(q, None).correct
+
+
+def test_quiz_order_and_shuffles_are_seeded():
+    qs = QUIZ["en"]
+    first, again, other = quiz_order(qs, 7), quiz_order(qs, 7), quiz_order(qs, 8)
+    assert [q.id for q in first] == [q.id for q in again] != [q.id for q in other]
+    assert sorted(q.id for q in first) == sorted(q.id for q in qs) and qs == QUIZ["en"]
+    q = next(q for q in qs if q.type == "ordering")
+    assert shuffled_items(q, 3) == shuffled_items(q, 3) and sorted(shuffled_items(q, 3)) == sorted(q.items)
+
+
+def test_metric_value_and_numbers():
+    summary = {"steps": 12, "by_class": {"chat": {"ttft_steps": {"p95": 3.5}, "slo_attainment": None}}, "ok": True}
+    assert metric_value(summary, "steps") == 12.0
+    assert metric_value(summary, "by_class.chat.ttft_steps.p95") == 3.5
+    for path in ("by_class.chat.slo_attainment", "by_class.report.ttft_steps.p95", "by_class", "ok", "steps.x"):
+        assert metric_value(summary, path) is None
+    assert lessons.parse_number("38%") == pytest.approx(0.38) and lessons.parse_number("1,169") == 1169
+    assert lessons.parse_number("38%", percent=True) == 38 and lessons.parse_number(" ３８ ") == 38
+    assert lessons.parse_number("many") is None
+
+
+@pytest.fixture(scope="module")
+def live_runs():
+    """Each numeric question's run (and the runs the content's claims rest on), once, on the tiny model."""
+    from engine.experiment import engine_config_for, run_requests, workload_requests
+    from engine.loader import load_model
+    from engine.workload import preset
+
+    model, cache = load_model("tiny"), {}
+
+    def run(preset_id, **settings):
+        p = PRESETS[preset_id]
+        settings = {**p.settings, **settings}
+        key = (p.workload, tuple(sorted(settings.items())))
+        if key not in cache:
+            workload = preset(p.workload).scaled(0.5)
+            cache[key] = run_requests(model, workload_requests(model, workload, p.seed),
+                                      engine_config_for(workload, **settings)).summary
+        return cache[key]
+    return run
+
+
+def test_numeric_questions_grade_against_a_real_run(live_runs):
+    for lang in LANGS:
+        for q in (q for q in QUIZ[lang] if q.type == "numeric"):
+            spec = run_spec(q)
+            assert spec["workload"] == PRESETS[q.run["preset"]].workload
+            measured = metric_value(live_runs(q.run["preset"], **q.run["settings"]), q.metric)
+            assert measured is not None and math.isfinite(measured), q.id
+            shown = shown_value(q, measured)  # what the page displays and the student types
+            assert grade(q, shown, measured).correct and grade(q, f"{shown:.6f}", measured).correct
+            if q.unit == "%":
+                assert 0 <= measured <= 1 and grade(q, f"{shown:.2f}%", measured).correct
+            off = shown * (1 + 3 * q.tolerance.get("rel", 0)) + 3 * q.tolerance.get("abs", 0) + 1e-6
+            result = grade(q, off, measured)
+            assert not result.correct and result.expected == shown and result.message
+            assert not grade(q, shown, None).correct and grade(q, shown, None).message
+
+
+def test_claims_the_content_makes_hold(live_runs):
+    """What lessons and explanations say about the presets' runs (at half scale)."""
+    uniform = [live_runs("uniform-control", batcher=b)["steps"] for b in ("static", "continuous")]
+    assert uniform[0] == uniform[1]
+    holes = [live_runs("fixed-batch-holes", batcher=b)["slot_utilisation"] for b in ("static", "continuous")]
+    assert holes[0] < holes[1]
+    fcfs, edf = live_runs("support-bot-sla", policy="fcfs"), live_runs("support-bot-sla", policy="edf")
+    assert fcfs["throughput_tok_per_step"] == pytest.approx(edf["throughput_tok_per_step"], rel=0.1)
+    assert fcfs["by_class"]["support"]["slo_attainment"] < 0.2 < 0.8 < edf["by_class"]["support"]["slo_attainment"]
+    paged, contiguous = live_runs("contiguous-vs-paged"), live_runs("contiguous-vs-paged", kv_layout="contiguous")
+    static = live_runs("chat-and-reports", batcher="static")
+    chat_ttft = [r["by_class"]["chat"]["ttft_steps"]["p50"] for r in (paged, contiguous, static)]
+    assert chat_ttft == sorted(chat_ttft) and len(set(chat_ttft)) == 3  # the cache-ceiling-order question
+    assert paged["kv_waste_share"] < 0.1 < contiguous["kv_waste_share"]
+    assert paged["max_concurrent"] > contiguous["max_concurrent"]
+
+
+# --- export / import ---------------------------------------------------------------------
+TRICKY = {
+    "compare-batching": {"why_online": "line one\nline two\n\n# not a heading\n---\n## fake (`x`)\n",
+                         "throughput_fixed": "", "waiting_fixed": "  leading and trailing  ",
+                         "scenarios_fixed": "```python\nprint('fenced')\n```\n````"},
+    "hard-requests": {"feature_1": "超长的提示（long context）", "why_1": "显存被占满 -> 抢占\r\n下一行",
+                      "feature_2": "\n", "why_2": "*bold* _it_ | table | `code` <b>html</b> $x$"},
+    "chat-slo-goal": {"goal": "### (`goal`)\n~~~\n\n"},
+    "unknown-task": {"free": "kept too"},
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_markdown_export_round_trips(lang):
+    text = answers_to_markdown(TRICKY, lang)
+    assert answers_from_markdown(text) == TRICKY
+    title = by_id(TASKS[lang])["compare-batching"].title
+    assert f"## {title} (`compare-batching`)" in text  # readable: titles and labels as headings
+    assert answers_from_markdown(answers_to_markdown({}, lang)) == {}
+    assert answers_from_markdown(text.replace("\n", "\r\n")) == answers_from_markdown(text)
+
+
+def test_markdown_export_round_trips_any_text():
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    pieces = st.sampled_from(list("ab #-`~|*_\n\r\t中文（）：") + ["```", "\n---\n", "\n## t (`x`)\n", "\n```\n"])
+    text = st.lists(pieces, max_size=30).map("".join)
+    ids = st.from_regex(r"[a-z][a-z0-9_-]{0,12}", fullmatch=True)
+
+    @hypothesis.settings(max_examples=80, deadline=None, database=None)
+    @hypothesis.given(st.dictionaries(ids, st.dictionaries(ids, text, max_size=4), max_size=3), st.sampled_from(LANGS))
+    def round_trip(answers, lang):
+        assert answers_from_markdown(answers_to_markdown(answers, lang)) == answers
+
+    round_trip()
+
+
+# --- content errors ----------------------------------------------------------------------
+def test_broken_content_names_file_and_entry(tmp_path, monkeypatch):
+    root = tmp_path / "lessons"
+    shutil.copytree(lessons.loader.ROOT, root, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    monkeypatch.setattr(lessons.loader, "ROOT", root)
+    quiz = root / "en" / "quiz.yaml"
+    quiz.write_text(quiz.read_text(encoding="utf-8").replace("  answer: [0, 1, 3]", "  answer: [0, 1, 9]", 1),
+                    encoding="utf-8")
+    with pytest.raises(ValueError, match=r"quiz\.yaml: question #2 \(batch-curve-reading\)"):
+        load_quiz("en")
+    lesson = root / "zh" / "02-why-batching.md"
+    lesson.write_text(lesson.read_text(encoding="utf-8").replace("[batch-curve]", "[no-such-preset]"), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"02-why-batching\.md: lesson 'why-batching'.*experiments"):
+        load_lessons("zh")
+    tasks = root / "en" / "tasks.yaml"
+    tasks.write_text(tasks.read_text(encoding="utf-8").replace("preset: fixed-batch-holes}", "preset: batch-curve}"),
+                     encoding="utf-8")
+    with pytest.raises(ValueError, match=r"tasks\.yaml: task #1 \(compare-batching\).*batch-curve"):
+        load_tasks("en")
+    with pytest.raises(ValueError, match="language"):
+        load_quiz("fr")

@@ -1,0 +1,38 @@
+"""Animated charts that update in place.
+
+st.plotly_chart rebuilds its chart whenever the figure changes: at 10 frames/s the chart is hidden
+while the new one is measured, and it flickers. This tiny component keeps one Plotly div per chart
+and hands it each new frame with Plotly.react. Its files (ui/live_chart.html and the plotly.js that
+ships inside the plotly package) are copied once into a cache folder that Streamlit serves.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from importlib.resources import files
+from pathlib import Path
+
+import plotly
+import plotly.io as pio
+import streamlit.components.v1 as components
+
+from engine.loader import cache_root
+
+HTML = Path(__file__).with_name("live_chart.html")
+
+
+def _component_dir() -> Path:
+    folder = cache_root() / f"live-chart-{plotly.__version__}-{int(HTML.stat().st_mtime)}"
+    if not (folder / "index.html").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(files("plotly") / "package_data" / "plotly.min.js", folder / "plotly.min.js")
+        shutil.copyfile(HTML, folder / "index.html.tmp")
+        os.replace(folder / "index.html.tmp", folder / "index.html")  # last: its presence means "complete"
+    return folder
+
+
+_render = components.declare_component("serving_lab_live_chart", path=str(_component_dir()))
+
+
+def live_chart(fig, key: str, height: int, config: dict | None = None) -> None:
+    _render(spec=pio.to_json(fig, validate=False), height=height, config=config or {}, key=key, default=None)
