@@ -37,7 +37,7 @@ from viz.palette import color_indices  # noqa: E402
 from viz.html import block_tables_html, queue_html  # noqa: E402
 from viz.timeline import slot_timeline, timeline_column  # noqa: E402
 
-PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "playground")
+PAGES = ("", "why-batch", "static-vs-continuous", "paged-kv", "policies", "playground")  # "": the home page
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
@@ -93,7 +93,7 @@ def browser(trace: Path, seconds: float) -> tuple[float, dict[str, float]]:
             page = browser.new_page(viewport={"width": 1600, "height": 1200})
             for _ in range(60):
                 try:
-                    page.goto(url + "/home")
+                    page.goto(url)
                     break
                 except Exception:
                     time.sleep(0.5)
@@ -104,7 +104,7 @@ def browser(trace: Path, seconds: float) -> tuple[float, dict[str, float]]:
                 start = time.perf_counter()
                 tab.goto(f"{url}/{name}")
                 tab.wait_for_selector("h1", timeout=30_000)
-                paint[name] = time.perf_counter() - start
+                paint[name or "home"] = time.perf_counter() - start
                 tab.close()
 
             page.goto(url + "/playground")
@@ -115,8 +115,8 @@ def browser(trace: Path, seconds: float) -> tuple[float, dict[str, float]]:
             page.get_by_role("button", name="Run", exact=True).click()
             counter = page.locator(".st-key-playground-frame-counter [data-testid=stMetricValue]")
             counter.wait_for(timeout=60_000)
-            page.get_by_label("Speed").click()  # 20 steps/s: redraw as often as the browser keeps up
-            page.get_by_role("option", name="20 steps/s").click()
+            page.get_by_label("Speed (steps/s)").click()  # 20 steps/s: redraw as often as the browser keeps up
+            page.get_by_role("option", name="20", exact=True).click()
             time.sleep(1)
             page.get_by_role("button", name="▶", exact=True).click()
             time.sleep(2)  # let the fragment settle into its rhythm

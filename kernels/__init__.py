@@ -3,10 +3,19 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
+import torch
+
 from kernels.metadata import AttentionMetadata
+
+# Triton reads TRITON_INTERPRET when a kernel (its own library functions included) is defined, and
+# torch imports triton on its own (torch._dynamo does). On a machine without CUDA, switch the
+# interpreter on now, before anything imports triton.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 __all__ = ["AttentionBackend", "AttentionMetadata", "get_backend", "load_triton_kernels", "resolve_backend_name"]
 
@@ -21,6 +30,9 @@ class AttentionBackend:
 def load_triton_kernels(device: str):
     """Import the Triton kernels; on CPU, first switch Triton to its interpreter."""
     if not device.startswith("cuda"):
+        if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
+            raise RuntimeError("triton was imported before its interpreter was switched on: "
+                               "import engine (or kernels) before anything that imports triton")
         os.environ["TRITON_INTERPRET"] = "1"
     try:
         return importlib.import_module("kernels.triton_attention")

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from ui import experiments, presets, views
-from ui.i18n import option_labels, t
+from ui.i18n import choice, t
 from ui.player import player
 
 PAGE = "paged-kv"
@@ -27,9 +27,9 @@ for name, default in (("workload", WORKLOADS[0]), ("seed", 0), ("left", "contigu
 
 with st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 2, 2, 1.2, 1.3, 1.3, 1.2, 1], vertical_alignment="bottom")
-    workload = c[0].selectbox(t("ctl.workload"), WORKLOADS, key=f"{PAGE}.workload", format_func=option_labels("wl.", WORKLOADS))
-    left = c[1].selectbox(t("kv.left"), list(VARIANTS), key=f"{PAGE}.left", format_func=option_labels("kv.v.", VARIANTS))
-    right = c[2].selectbox(t("kv.right"), list(VARIANTS), key=f"{PAGE}.right", format_func=option_labels("kv.v.", VARIANTS))
+    workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
+    left = choice(c[1].selectbox, t("kv.left"), list(VARIANTS), f"{PAGE}.left", "kv.v.")
+    right = choice(c[2].selectbox, t("kv.right"), list(VARIANTS), f"{PAGE}.right", "kv.v.")
     blocks = c[3].number_input("num_blocks", 0, 4096, key=f"{PAGE}.blocks", help=t("kv.blocks_help"))
     block_size = c[4].number_input("block_size", 1, 256, key=f"{PAGE}.block_size")
     prefix = c[5].toggle(t("kv.prefix"), key=f"{PAGE}.prefix", help="enable_prefix_caching")
@@ -73,3 +73,4 @@ else:
                        t("kv.swapped"): s["blocks_swapped"], t("kv.cached_tokens"): s["prefix_cached_tokens"],
                        t("sum.steps"): s["steps"]}
                       for r in runs for s in [r.summary()]], hide_index=True)
+        views.save_runs(runs, PAGE)

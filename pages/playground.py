@@ -5,7 +5,7 @@ from engine.config import ConfigError
 from engine.trace import TraceError, read_trace
 from engine.workload import PRESETS, preset
 from ui import downloads, experiments, views
-from ui.i18n import labels, option_labels, t
+from ui.i18n import choice, labels, t
 from ui.knobs import engine_knobs
 from ui.player import player
 from ui.workload_editor import editor, to_workload
@@ -19,13 +19,13 @@ ss.setdefault(f"{PAGE}.history", [])
 st.title(t("pg.title"))
 st.markdown(t("pg.intro"))
 
-source = st.segmented_control(t("pg.source"), SOURCES, key=f"{PAGE}.source", default="preset",
-                              format_func=option_labels("pg.source.", SOURCES), required=True)
+ss.setdefault(f"{PAGE}.source", "preset")
+source = choice(st.segmented_control, t("pg.source"), SOURCES, f"{PAGE}.source", "pg.source.", required=True)
 workload, requests, trace = None, None, None
 c = st.columns([3, 1, 1.5, 1.5])
 seed = c[1].number_input(t("ctl.seed"), 0, 9999, 0, key=f"{PAGE}.seed")
 if source == "preset":
-    name = c[0].selectbox(t("ctl.workload"), list(PRESETS), key=f"{PAGE}.workload", format_func=option_labels("wl.", PRESETS))
+    name = choice(c[0].selectbox, t("ctl.workload"), list(PRESETS), f"{PAGE}.workload", "wl.")
     scale = c[2].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 2.0, 4.0], 1.0, key=f"{PAGE}.scale")
     workload = preset(name).scaled(scale)
     if workload.engine_hints:

@@ -4,7 +4,7 @@ import streamlit as st
 from engine.config import POLICIES
 from engine.metrics import request_metrics
 from ui import experiments, presets, views
-from ui.i18n import labels, option_labels, t
+from ui.i18n import choice, labels, t
 from ui.player import player
 from ui.style import scaled
 from viz.charts import class_boxes, grouped_bars
@@ -26,9 +26,8 @@ for name, default in (("workload", WORKLOADS[0]), ("seed", 0), ("policies", ["fc
 
 with st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 4, 1.3, 1.5, 1.2, 1], vertical_alignment="bottom")
-    workload = c[0].selectbox(t("ctl.workload"), WORKLOADS, key=f"{PAGE}.workload", format_func=option_labels("wl.", WORKLOADS))
-    chosen = c[1].multiselect(t("pol.policies"), POLICIES, key=f"{PAGE}.policies", max_selections=4,
-                              format_func=option_labels("pol.", POLICIES))
+    workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
+    chosen = choice(c[1].multiselect, t("pol.policies"), POLICIES, f"{PAGE}.policies", "pol.", max_selections=4)
     seed = c[2].number_input(t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
     aging = c[3].number_input("priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
     live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
@@ -75,3 +74,4 @@ else:
         c2.plotly_chart(grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320)), key=f"{PAGE}.slo",
                         config=views.CHART_CONFIG, theme=None)
         views.summary_table(runs)
+        views.save_runs(runs, PAGE)

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from ui import experiments, presets, views
-from ui.i18n import option_labels, t
+from ui.i18n import choice, t
 from ui.player import player
 
 PAGE = "static-vs-continuous"
@@ -22,7 +22,7 @@ for name, default in (("workload", WORKLOADS[0]), ("seed", 0), ("slots", 8), ("s
 
 with st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 1.2, 1.5, 1.5, 1.2, 1.2], vertical_alignment="bottom")
-    workload = c[0].selectbox(t("ctl.workload"), WORKLOADS, key=f"{PAGE}.workload", format_func=option_labels("wl.", WORKLOADS))
+    workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     seed = c[1].number_input(t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
     slots = c[2].number_input("max_num_seqs", 0, 64, key=f"{PAGE}.slots")
     scale = c[3].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 1.5], key=f"{PAGE}.scale")
@@ -55,3 +55,4 @@ else:
     if all(r.done for r in runs):
         st.subheader(t("svc.summary"))
         views.summary_table(runs)
+        views.save_runs(runs, PAGE)

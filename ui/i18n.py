@@ -34,7 +34,16 @@ def labels(*keys: str) -> dict[str, str]:
     return {k: t(k) for k in keys}
 
 
-def option_labels(prefix: str, options) -> callable:
-    """A format_func for option values: labels are looked up now, in the current language (a lambda
-    calling t() later would ask for the language outside the script run, e.g. in AppTest)."""
-    return {o: t(f"{prefix}{o}") for o in options}.get
+def choice(widget, label: str, options, key: str, prefix: str, **kwargs):
+    """A selectbox / multiselect / segmented control with translated option labels.
+
+    The browser sends a widget's value back as its label, and a label from the other language
+    would not match; so the widget's key carries the language, and the value itself lives in
+    session_state[key], where presets may also set it."""
+    ss = st.session_state
+    widget_key, synced = f"{key}@{lang()}", f"{key}@synced"
+    if key in ss and (ss[key] != ss.get(synced) or widget_key not in ss):
+        ss[widget_key] = ss[key]  # set from outside (a preset), or first shown in this language
+    value = widget(label, options, key=widget_key, format_func={o: t(f"{prefix}{o}") for o in options}.get, **kwargs)
+    ss[key] = ss[synced] = value
+    return value

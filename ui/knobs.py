@@ -6,6 +6,7 @@ import streamlit as st
 from engine.config import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES
 from ui.i18n import t
 
+# The engine's defaults (0 for num_blocks and num_swap_blocks: sized automatically).
 DEFAULTS = {"batcher": "continuous", "policy": "fcfs", "kv_layout": "paged", "preemption_mode": "recompute",
             "block_size": 16, "num_blocks": 0, "max_num_seqs": 8, "max_num_batched_tokens": 512, "max_model_len": 512,
             "enable_chunked_prefill": True, "long_prefill_token_threshold": 0, "enable_prefix_caching": False,
@@ -14,6 +15,7 @@ DEFAULTS = {"batcher": "continuous", "policy": "fcfs", "kv_layout": "paged", "pr
 
 
 def engine_knobs(prefix: str) -> dict:
+    """EngineConfig overrides: only the knobs the user moved away from their defaults."""
     ss = st.session_state
     for name, value in DEFAULTS.items():
         ss.setdefault(f"{prefix}.{name}", value)
@@ -40,7 +42,5 @@ def engine_knobs(prefix: str) -> dict:
     c[2].selectbox("contiguous_reserve", ("max_tokens", "max_model_len"), key=k("contiguous_reserve"))
     c[3].number_input("num_swap_blocks", 0, 8192, key=k("num_swap_blocks"), help=t("knob.swap"))
     st.selectbox("attention_backend", BACKENDS, key=k("attention_backend"), help=t("knob.backend"))
-    knobs = {name: ss[f"{prefix}.{name}"] for name in DEFAULTS}
-    knobs["num_blocks"] = knobs["num_blocks"] or None  # 0: size the cache for every slot at full length
-    knobs["num_swap_blocks"] = knobs["num_swap_blocks"] or None
-    return knobs
+    # Only the knobs moved from their defaults: the others leave room for the workload's suggestions.
+    return {name: ss[f"{prefix}.{name}"] for name, default in DEFAULTS.items() if ss[f"{prefix}.{name}"] != default}

@@ -17,6 +17,7 @@ PAGE_FILES = {url: path for pages in SECTIONS.values() for url, path, _, _ in pa
 
 
 def navigation():
+    # The default page lives at "/" (Streamlit ignores its url_path)
     pages = {t(section): [st.Page(path, title=t(title), icon=icon, url_path=url, default=(url == "home"))
                           for url, path, title, icon in entries]
              for section, entries in SECTIONS.items()}

@@ -45,8 +45,24 @@ def _pause(page: str) -> None:
         st.session_state[_k(page, "rerun_app")] = True  # run_every is set when the fragment is defined
 
 
+def _once(callback):
+    """A click on a player button during playback can be handled twice: once by a timer-driven
+    fragment rerun and again by the page rerun the click causes. The second must not undo the
+    first (pause, then play again), so within half a second of a click made during playback,
+    another is ignored. (While paused no timer runs, and every click counts.)"""
+    def guarded(page: str, *args):
+        ss, now = st.session_state, time.monotonic()
+        if now - ss.get(_k(page, "played_click_at"), -1.0) < 0.5:
+            return
+        if ss[_k(page, "playing")]:
+            ss[_k(page, "played_click_at")] = now
+        callback(page, *args)
+    return guarded
+
+
 def _toggle(page: str, runs: list[LiveRun]) -> None:
     ss = st.session_state
+
     if ss[_k(page, "playing")]:
         _pause(page)
         return
@@ -138,14 +154,16 @@ def controls(page: str, runs: list[LiveRun]) -> None:
     frame, last, live = ss[_k(page, "frame")], _last_frame(runs), not all(r.done for r in runs)
     playing = ss[_k(page, "playing")]
     cols = st.columns([1, 1, 1.3, 1, 1.8, 9], vertical_alignment="bottom")
-    cols[0].button("⏮", key=_k(page, "first"), help=t("player.first"), on_click=_seek, args=(page, runs, 0))
-    cols[1].button("◀", key=_k(page, "back"), help=t("player.back"), on_click=_seek_by, args=(page, runs, -1))
+    cols[0].button("⏮", key=_k(page, "first"), help=t("player.first"), on_click=_once(_seek),
+                   args=(page, runs, 0))
+    cols[1].button("◀", key=_k(page, "back"), help=t("player.back"), on_click=_once(_seek_by),
+                   args=(page, runs, -1))
     cols[2].button("⏸" if playing else "▶", key=_k(page, "play"), type="primary",
-                   help=t("player.pause") if playing else t("player.play"), on_click=_toggle, args=(page, runs))
-    cols[3].button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_seek_by, args=(page, runs, 1),
-                   disabled=frame >= last and not live and not playing)
-    cols[4].selectbox(t("player.speed"), SPEEDS, key=_k(page, "speed"),
-                      format_func={s: f"{s} {t('player.per_s')}" for s in SPEEDS}.get)
+                   help=t("player.pause") if playing else t("player.play"), on_click=_once(_toggle),
+                   args=(page, runs))
+    cols[3].button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_once(_seek_by),
+                   args=(page, runs, 1), disabled=frame >= last and not live and not playing)
+    cols[4].selectbox(t("player.speed"), SPEEDS, key=_k(page, "speed"))
     if not playing:  # while playing there is no slider: a timer rerun could carry a stale position back
         ss[_k(page, "slider")] = min(frame, last)
         cols[5].slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,

@@ -5,7 +5,7 @@ import streamlit as st
 
 from engine.llm_engine import runtime_info
 from ui import presets
-from ui.i18n import LANG_NAMES, LANGS, option_labels, t
+from ui.i18n import LANG_NAMES, LANGS, choice, t
 from ui.models import MODELS, is_loaded
 
 
@@ -17,7 +17,7 @@ def language_switch() -> None:
 def render() -> None:
     sb = st.sidebar
     st.session_state.setdefault("model", "tiny")
-    sb.selectbox(t("side.model"), MODELS, key="model", format_func=option_labels("model.", MODELS))
+    choice(sb.selectbox, t("side.model"), MODELS, "model", "model.")
     model = st.session_state["model"]
     sb.caption(t("side.model_loaded") if is_loaded(model) else t("side.model_lazy"))
     device, backend = runtime_info()

@@ -163,3 +163,15 @@ def summary_rows(runs: list[LiveRun]) -> list[dict]:
 
 def summary_table(runs: list[LiveRun]) -> None:
     st.dataframe(summary_rows(runs), hide_index=True)
+
+
+def save_runs(runs: list[LiveRun], page: str) -> None:
+    """Instructors record a run here and replay it later in the playground, with no model loaded."""
+    from ui import downloads
+
+    with st.expander(t("save.title")):
+        st.caption(t("save.help"))
+        for run in runs:
+            st.download_button(t("save.one", label=run.label), lambda run=run: downloads.trace_text(
+                run, {"model": st.session_state.get("model", "tiny"), "workload": page, "label": run.label}),
+                f"{page}-{run.label}.jsonl", "application/jsonl", key=f"{page}.save.{run.label}", on_click="ignore")

@@ -1,0 +1,123 @@
+"""The app under streamlit.testing: every page in both languages, the player, bad input."""
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ["pages/home.py", "pages/why_batch.py", "pages/static_vs_continuous.py", "pages/paged_kv.py",
+         "pages/policies.py", "pages/playground.py"]
+STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+RUN = {"zh": "运行", "en": "Run"}
+
+
+def app(lang: str, page: str | None = None, **state) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["lang"] = lang
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def frame_counter(at: AppTest) -> tuple[int, int]:
+    label = {STRINGS["player.frame"][lang] for lang in ("zh", "en")}
+    value = next(m.value for m in at.metric if m.label in label)
+    frame, last = re.match(r"(\d+) / (\d+)", value).groups()
+    return int(frame), int(last)
+
+
+def click(at: AppTest, label: str) -> AppTest:
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at: AppTest, key: str, lang: str = "en") -> str:
+    return next(m.value for m in at.metric if m.label == STRINGS[key][lang])
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_in_both_languages(page, lang):
+    at = app(lang, page)
+    assert not at.error
+    texts = [e.value for e in [*at.title, *at.markdown, *at.caption, *at.info] if isinstance(e.value, str)]
+    leaked = [t for t in texts if re.fullmatch(r"[a-z]+\.[a-z_.-]+", t.strip())]
+    assert not leaked, f"untranslated keys shown: {leaked}"
+    if lang == "zh":
+        assert re.search(r"[\u4e00-\u9fff]", at.title[0].value)
+
+
+def test_every_label_exists_in_both_languages():
+    used = set()
+    for path in [*ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py")]:
+        used |= set(re.findall(r"""\bt\(\s*["']([a-z][\w.-]*)["']""", path.read_text()))
+    missing = sorted(k for k in used if k not in STRINGS and not k.endswith("."))  # "x." + name: dynamic
+    assert not missing, missing
+    assert all(set(v) == {"zh", "en"} and all(v.values()) for v in STRINGS.values())
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_step_advances_the_frame_counter(lang):
+    at = app(lang, "pages/static_vs_continuous.py", **{"static-vs-continuous.scale": 0.25})
+    click(at, RUN[lang])
+    assert frame_counter(at)[0] == 0
+    next(b for b in at.button if b.key == "static-vs-continuous.step").click().run()
+    next(b for b in at.button if b.key == "static-vs-continuous.step").click().run()
+    assert frame_counter(at)[0] == 2
+    next(b for b in at.button if b.key == "static-vs-continuous.back").click().run()
+    assert frame_counter(at)[0] == 1 and not at.exception
+
+
+def run_playground_to_end(at: AppTest) -> AppTest:
+    click(at, "Run")
+    last = frame_counter(at)[1]
+    at.slider(key="playground.slider").set_value(last).run()
+    assert frame_counter(at)[0] == last
+    return at
+
+
+@pytest.mark.parametrize("knob,values,shown", [
+    ("batcher", ("static", "continuous"), "m.tok_per_step"),
+    ("policy", ("fcfs", "sjf"), "m.fairness"),
+])
+def test_changing_the_batcher_or_policy_changes_the_metrics(knob, values, shown):
+    seen = []
+    for value in values:
+        at = app("en", "pages/playground.py", **{"playground.workload": "chat-and-reports", "playground.scale": 0.5,
+                                                  f"playground.{knob}": value, "playground.max_num_seqs": 4})
+        run_playground_to_end(at)
+        seen.append(metric(at, shown))
+    assert seen[0] != seen[1], f"{knob} {values} both showed {shown} = {seen[0]}"
+
+
+@pytest.mark.parametrize("state,expected", [
+    ({"playground.max_num_seqs": 0}, "max_num_seqs must be at least 1"),
+    ({"playground.block_size": 0}, "block_size must be an integer"),
+    ({"playground.num_blocks": 1, "playground.workload": "uniform"}, "all 32 requests were rejected"),
+])
+def test_an_impossible_configuration_is_explained(state, expected):
+    at = app("en", "pages/playground.py", **state)
+    click(at, "Run")
+    errors = " ".join(e.value for e in at.error)
+    assert expected in errors and "Traceback" not in errors
+
+
+def test_policies_page_needs_two_policies():
+    at = app("en", "pages/policies.py", **{"policies.policies": ["fcfs"]})
+    click(at, "Run")
+    assert STRINGS["pol.need_two"]["en"] in [e.value for e in at.error]
+
+
+def test_lecture_preset_sets_up_and_runs_its_experiment():
+    at = app("en", "pages/paged_kv.py")
+    click(at, "🎓 contiguous-vs-paged")
+    assert any("Lecture moment: contiguous-vs-paged" in i.value for i in at.info)
+    assert frame_counter(at)[1] > 100
+    assert any(b.label.startswith("Jump to the first refusal") for b in at.button)
