@@ -1,11 +1,18 @@
 """Home: what the lab is, how to use it, and every lecture moment one click away."""
 import streamlit as st
 
-from ui import presets
+from ui import nav, presets
 from ui.i18n import lang, t
 
 st.title(t("home.title"))
 st.markdown(t("home.intro"))
+c = st.columns([2, 2, 2, 4])
+if c[0].button(t("home.start"), type="primary", key="home.start"):
+    nav.go("lesson-overview")
+if c[1].button(t("home.tasks"), key="home.tasks"):
+    nav.go("tasks")
+if c[2].button(t("home.quiz"), key="home.quiz"):
+    nav.go("quiz")
 st.subheader(t("home.moments"))
 cols = st.columns(3)
 for i, p in enumerate(presets.all_presets().values()):

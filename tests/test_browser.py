@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-PAGES = ["", "why-batch", "static-vs-continuous", "paged-kv", "policies", "playground"]  # "": home, the default page
+PAGES = ["", "lesson-overview", "lesson-mechanisms-myths", "why-batch", "static-vs-continuous", "paged-kv", "policies",
+         "tasks", "quiz", "playground"]  # "": home, the default page
 PLAYERS = {"static-vs-continuous": "🎓 fixed-batch-holes", "paged-kv": "🎓 contiguous-vs-paged",
            "policies": "🎓 support-bot-sla", "playground": "Run"}
 
@@ -35,9 +36,11 @@ def server(tmp_path_factory):
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install -y chromium)")
     port = free_port()
     env = {**os.environ, "SERVING_LAB_CACHE": str(tmp_path_factory.mktemp("cache"))}
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "server.log", "w")  # the server's own output, for when a test fails
     proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
-                             "127.0.0.1", "--server.headless", "true"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "127.0.0.1", "--server.headless", "true"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     for _ in range(120):
         try:
@@ -51,6 +54,7 @@ def server(tmp_path_factory):
     yield url
     proc.terminate()
     proc.wait(timeout=20)
+    log.close()
 
 
 @pytest.fixture(scope="module")

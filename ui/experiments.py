@@ -81,3 +81,23 @@ def explain_rejections(run_list: list[LiveRun]) -> None:
             st.error(t("err.all_rejected", label=run.label, n=total, reason=first))
         else:
             st.warning(t("err.some_rejected", label=run.label, n=len(rejected), total=total, reason=first))
+
+
+def measured(name: str, workload: str, variants: list[tuple[str, dict]], scale: float = 0.5) -> dict | None:
+    """Summaries of a few short real runs (one workload, several engine variants), measured once per
+    session when asked for, and kept: the lessons and worksheets quote them."""
+    cache = st.session_state.setdefault("measured", {})
+    if name not in cache:
+        made = start(f"measured.{name}", workload, variants, scale=scale)
+        if not made:
+            return None
+        cache[name] = {r.label: r.summary() for r in made}
+        st.session_state.pop(f"measured.{name}.runs", None)
+    return cache[name]
+
+
+def summary_of_run(workload: str, seed: int, settings: dict) -> dict | None:
+    """One full run of a preset's workload with these engine settings (a quiz question's own run)."""
+    made = start("quiz-run", workload, [("run", settings)], seed=seed)
+    st.session_state.pop("quiz-run.runs", None)
+    return made[0].summary() if made else None

@@ -1,9 +1,14 @@
-"""The page registry: url path -> file, title key and icon, grouped in the sidebar's sections."""
+"""The page registry: url path -> page, title and icon, grouped in the sidebar's sections.
+
+Lessons are data (lessons/), so their pages are made here, one per lesson, all drawn by
+pages/lesson.py; every other page is a file in pages/.
+"""
 from __future__ import annotations
 
 import streamlit as st
 
-from ui.i18n import t
+from lessons import load_lessons
+from ui.i18n import lang, t
 
 SECTIONS = {
     "nav.lessons": [("home", "pages/home.py", "home.title", "🏠")],
@@ -11,18 +16,31 @@ SECTIONS = {
                  ("static-vs-continuous", "pages/static_vs_continuous.py", "svc.title", "🧱"),
                  ("paged-kv", "pages/paged_kv.py", "kv.title", "🗂️"),
                  ("policies", "pages/policies.py", "pol.title", "⚖️")],
-    "nav.practice": [("playground", "pages/playground.py", "pg.title", "🛝")],
+    "nav.practice": [("tasks", "pages/tasks.py", "tasks.title", "📝"),
+                     ("quiz", "pages/quiz.py", "quiz.title", "✅"),
+                     ("playground", "pages/playground.py", "pg.title", "🛝")],
 }
-PAGE_FILES = {url: path for pages in SECTIONS.values() for url, path, _, _ in pages}
+
+
+def _lesson_page(lesson_id: str):
+    from pages.lesson import render
+
+    def page():
+        render(lesson_id)
+    page.__name__ = f"lesson_{lesson_id.replace('-', '_')}"  # Streamlit names a callable page by its function
+    return page
 
 
 def navigation():
-    # The default page lives at "/" (Streamlit ignores its url_path)
     pages = {t(section): [st.Page(path, title=t(title), icon=icon, url_path=url, default=(url == "home"))
-                          for url, path, title, icon in entries]
+                          for url, path, title, icon in entries]  # the default page lives at "/"
              for section, entries in SECTIONS.items()}
+    lessons = [st.Page(_lesson_page(lesson.id), title=lesson.title, icon="📖", url_path=f"lesson-{lesson.id}")
+               for lesson in load_lessons(lang())]
+    pages[t("nav.lessons")] += lessons
+    st.session_state["nav.pages"] = {p.url_path or "home": p for section in pages.values() for p in section}
     return st.navigation(pages)
 
 
 def go(page_id: str) -> None:
-    st.switch_page(PAGE_FILES[page_id])
+    st.switch_page(st.session_state["nav.pages"][page_id])

@@ -1,0 +1,142 @@
+"""The teaching pages under streamlit.testing: lessons, worksheets (feedback, export/import), the quiz."""
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lessons import answers_to_markdown, load_lessons, load_quiz, load_tasks, shown_value
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def page(path: str, lang: str = "en") -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.session_state["lang"] = lang
+    at.run()
+    at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def lesson_script(lesson_id: str):
+    from pages.lesson import render
+    render(lesson_id)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_lesson_renders_with_its_experiments(lang):
+    for lesson in load_lessons(lang):
+        at = AppTest.from_function(lesson_script, args=(lesson.id,), default_timeout=60)
+        at.session_state["lang"] = lang
+        at.run()
+        assert not at.exception, (lesson.id, [e.value for e in at.exception])
+        assert at.title[0].value == lesson.title
+        assert {f"🎓 {p}" for p in lesson.experiments} <= {b.label for b in at.button}
+
+
+def test_mechanism_table_gets_measured_figures():
+    at = AppTest.from_function(lesson_script, args=("mechanisms-myths",), default_timeout=120)
+    at.session_state["lang"] = "en"
+    at.run()
+    next(b for b in at.button if b.key == "mech.measure").click().run()
+    assert not at.exception
+    cells = [str(v) for table in at.table for v in table.value.to_numpy().ravel()]
+    assert any("tokens/step" in c for c in cells) and any("KV waste" in c for c in cells)
+
+
+def fill(at: AppTest, task_id: str, field_id: str, text: str) -> None:
+    key = f"task.{task_id}.{field_id}"
+    widget = next(w for w in [*at.text_input, *at.text_area] if w.key == key)
+    widget.input(text)
+
+
+def test_worksheet_feedback_and_milestone():
+    task = next(t for t in load_tasks("en") if t.id == "paged-attention-purpose")
+    at = page("pages/tasks.py")
+    next(b for b in at.button if b.key == f"tasks.check.{task.id}").click().run()
+    assert any("empty" in m.value for m in at.markdown)  # an empty answer is named as such
+    fill(at, task.id, "answer", "It is faster.")
+    next(b for b in at.button if b.key == f"tasks.check.{task.id}").click().run()
+    assert not at.session_state["tasks.checked"][task.id]
+    fill(at, task.id, "answer", task.model_answers["answer"][0])
+    next(b for b in at.button if b.key == f"tasks.check.{task.id}").click().run()
+    assert at.session_state["tasks.checked"][task.id]
+    assert "Milestones: 1 / 3" in at.get("progress")[0].proto.text
+
+
+def test_worksheet_export_import_round_trip():
+    tasks = load_tasks("en")
+    at = page("pages/tasks.py")
+    written = {}
+    for task in tasks:
+        for f in task.fields[:2]:
+            text = f"{task.id}/{f.id}: line one\n# not a heading\n```fenced```"
+            fill(at, task.id, f.id, text)
+            written.setdefault(task.id, {})[f.id] = text
+    at.run()
+    exported = answers_to_markdown(at.session_state["answers"], "en")  # what the export button serves
+
+    fresh = page("pages/tasks.py")
+    fresh.text_area(key="tasks.paste").input(exported).run()
+    next(b for b in fresh.button if b.key == "tasks.paste_import").click().run()
+    assert not fresh.exception
+    for task_id, fields in written.items():
+        for field_id, text in fields.items():
+            widget = next(w for w in [*fresh.text_input, *fresh.text_area] if w.key == f"task.{task_id}.{field_id}")
+            assert widget.value == text
+
+
+def correct_answer(at: AppTest, q):
+    if q.type == "single":
+        return q.answer
+    if q.type == "multiple":
+        return list(q.answer)
+    if q.type == "ordering":
+        return list(q.items)
+    measured = at.session_state["quiz.measured"][q.id]
+    return f"{shown_value(q, measured):.6g}"
+
+
+def answer(at: AppTest, q, value) -> None:
+    key = f"quiz.q.{q.id}"
+    if q.type == "single":
+        at.radio(key=key).set_value(value)
+    elif q.type == "multiple":
+        for i in range(len(q.options)):
+            at.checkbox(key=f"{key}.{i}").check() if i in value else at.checkbox(key=f"{key}.{i}").uncheck()
+    elif q.type == "ordering":
+        at.multiselect(key=key).set_value(value)
+    else:
+        at.text_input(key=key).input(value)
+
+
+def test_a_full_quiz_attempt():
+    questions = {q.id: q for q in load_quiz("en")}
+    at = page("pages/quiz.py")
+    order = at.session_state["quiz.order"]
+    assert sorted(order) == sorted(questions)
+    wrong_once = order[0]
+    for i, qid in enumerate(order):
+        q = questions[qid]
+        if q.type == "numeric":
+            next(b for b in at.button if b.key == f"quiz.q.{qid}.run").click().run()
+            assert qid in at.session_state["quiz.measured"], f"{qid}: the run did not finish"
+        value = correct_answer(at, q)
+        if qid == wrong_once and q.type == "single":
+            value = (q.answer + 1) % len(q.options)
+        answer(at, q, value)
+        next(b for b in at.button if b.key == f"quiz.q.{qid}.submit").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(e.value == ("Not quite." if value != correct_answer(at, q) else "Correct.")
+                   for e in [*at.success, *at.error])
+        assert any(e.value == q.explanation for e in at.info)
+        if i + 1 < len(order):
+            next(b for b in at.button if b.key == "quiz.next").click().run()
+    results = at.session_state["quiz.results"]
+    expected_right = len(order) - (1 if questions[wrong_once].type == "single" else 0)
+    assert sum(g.correct for g in results.values()) == expected_right
+    assert any(f"Score {expected_right} / {len(order)}" in h.value for h in at.subheader)
+
+    at.session_state["quiz.seed"] = 7
+    next(b for b in at.button if b.key == "quiz.restart").click().run()
+    assert at.session_state["quiz.results"] == {} and at.session_state["quiz.order"] != order
