@@ -68,14 +68,25 @@ def browser(server):
         b.close()
 
 
+def wait_idle(page) -> None:
+    """Until the script has stopped running (Streamlit shows its status widget while it runs)."""
+    page.wait_for_function("""() => {
+        const busy = !!document.querySelector('[data-testid="stStatusWidget"]');
+        window.__idle = busy ? 0 : (window.__idle || 0) + 1;
+        return window.__idle >= 3;
+    }""", polling=200, timeout=120_000)
+
+
 def open_page(browser, url: str, lang: str = "zh"):
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
     page.goto(url)
     page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
     if lang == "en":
         page.get_by_text("English", exact=True).click()
         page.wait_for_function("() => !/[\\u4e00-\\u9fff]/.test(document.querySelector('h1').innerText)",
                                timeout=30_000)
+        wait_idle(page)
     return page
 
 
