@@ -54,13 +54,16 @@ else:
         st.button(t("kv.jump", label=t(f"kv.v.{label}"), step=frame), key=f"{PAGE}.jump",
                   on_click=lambda f=frame: ss.update({f"{PAGE}.frame": f, f"{PAGE}.playing": False}))
 
+    selected = st.multiselect(t("kv.pick"), [r.request_id for r in runs[0].trace_requests], key=f"{PAGE}.selected",
+                              placeholder=t("kv.pick_default"))
+
     def render(frame: int) -> None:
         total = max(r.frames for r in runs)
         for col, run in zip(st.columns(len(runs)), runs):
             with col:
                 st.subheader(t(f"kv.v.{run.label}"))
                 views.refusal_note(run, frame)
-                views.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}")
+                views.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}", selected=selected)
                 views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}", height=220)
 
     player(PAGE, runs, render)

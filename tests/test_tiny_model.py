@@ -68,3 +68,30 @@ def test_samples_look_like_english(tiny):
     words = set(re.findall(r"[a-z]+", text.lower()))
     assert plain > 0.8, f"only {plain:.0%} letters and punctuation: {text!r}"
     assert len(words & COMMON_WORDS) >= 4, f"few common English words: {text!r}"
+
+
+def test_hf_folder_errors_say_what_was_expected(tmp_path):
+    import shutil
+
+    import pytest
+
+    from engine.config import ConfigError
+    from engine.loader import load_model
+
+    with pytest.raises(ConfigError, match="no model named"):
+        load_model(str(tmp_path / "nowhere"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ConfigError, match=r"must hold config.json and at least one \*.safetensors"):
+        load_model(str(empty))
+    broken = tmp_path / "broken"
+    shutil.copytree(TINY_DIR, broken)
+    (broken / "config.json").write_text("{not json")
+    with pytest.raises(ConfigError, match="not a valid config.json"):
+        load_model(str(broken))
+    wrong = tmp_path / "wrong"
+    shutil.copytree(TINY_DIR, wrong)
+    cfg = json.loads((TINY_DIR / "config.json").read_text())
+    (wrong / "config.json").write_text(json.dumps({**cfg, "hidden_size": 64}))
+    with pytest.raises(ConfigError, match="the weights do not fit the config"):
+        load_model(str(wrong))

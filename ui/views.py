@@ -111,7 +111,10 @@ def kv_rows(run: LiveRun) -> list[dict]:
     return rows
 
 
-def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = True) -> None:
+def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = True,
+           selected: list[str] | None = None) -> None:
+    """Block pool, memory split over time, and the block tables of the selected requests (default:
+    the ones running now)."""
     frame = min(frame, run.frames - 1)
     snap = run.snapshots[frame]
     lab = view_labels()
@@ -121,7 +124,7 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
                f"{key}.split", scaled(240), chart_config())
     if show_tables:
-        shown = [rid for rid in snap.slots if rid][:6]
+        shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
         widest = run.cache.setdefault("widest_table", max(
             (len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)) if run.done else max(
             (len(tb) for tb in snap.block_tables.values()), default=1)
