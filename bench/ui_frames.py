@@ -33,8 +33,8 @@ from engine.trace import write_trace  # noqa: E402
 from engine.workload import preset  # noqa: E402
 from viz.blocks import block_pool  # noqa: E402
 from viz.charts import memory_split  # noqa: E402
-from viz.palette import color_indices  # noqa: E402
 from viz.html import block_tables_html, queue_html  # noqa: E402
+from viz.palette import color_indices  # noqa: E402
 from viz.timeline import slot_timeline, timeline_column  # noqa: E402
 
 PAGES = ("", "why-batch", "static-vs-continuous", "paged-kv", "policies", "playground")  # "": the home page

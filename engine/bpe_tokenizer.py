@@ -5,7 +5,8 @@ import json
 import re
 from pathlib import Path
 
-from tokenizers import AddedToken, Tokenizer as HFTokenizer, decoders, models, pre_tokenizers
+from tokenizers import AddedToken, decoders, models, pre_tokenizers
+from tokenizers import Tokenizer as HFTokenizer
 
 from engine.config import ConfigError
 from engine.tokenizer import chatml

@@ -13,8 +13,8 @@ import time
 import torch
 
 from engine.block_manager import BlockManager
-from engine.contiguous import ContiguousAllocator
 from engine.config import ConfigError, EngineConfig
+from engine.contiguous import ContiguousAllocator
 from engine.loader import LoadedModel
 from engine.policy import make_policy
 from engine.request import SLO, FinishReason, Request

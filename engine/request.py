@@ -7,7 +7,6 @@ Every transition is stamped in wall seconds and in engine steps, which is all th
 from __future__ import annotations
 
 import enum
-import time
 from dataclasses import dataclass, field
 
 import torch

@@ -17,11 +17,39 @@ from __future__ import annotations
 
 import re
 
-from lessons.grading import (CriterionResult, FieldFeedback, Grade, TaskFeedback, check_field, check_task, grade,
-                             matches, metric_value, parse_number, quiz_order, run_spec, shown_value,
-                             shuffled_items)
-from lessons.loader import (BASE_PAGES, LAB_PAGES, LANGS, TOPICS, Criterion, Lesson, Preset, Question, Task,
-                            TaskField, load_lessons, load_presets, load_quiz, load_tasks, valid_pages)
+from lessons.grading import (
+    CriterionResult,
+    FieldFeedback,
+    Grade,
+    TaskFeedback,
+    check_field,
+    check_task,
+    grade,
+    matches,
+    metric_value,
+    parse_number,
+    quiz_order,
+    run_spec,
+    shown_value,
+    shuffled_items,
+)
+from lessons.loader import (
+    BASE_PAGES,
+    LAB_PAGES,
+    LANGS,
+    TOPICS,
+    Criterion,
+    Lesson,
+    Preset,
+    Question,
+    Task,
+    TaskField,
+    load_lessons,
+    load_presets,
+    load_quiz,
+    load_tasks,
+    valid_pages,
+)
 
 __all__ = ["LANGS", "BASE_PAGES", "LAB_PAGES", "TOPICS", "Lesson", "Preset", "Task", "TaskField", "Criterion",
            "Question", "load_lessons", "load_presets", "load_tasks", "load_quiz", "valid_pages", "run_spec",

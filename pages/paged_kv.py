@@ -12,18 +12,12 @@ VARIANTS = {"contiguous": {"kv_layout": "contiguous"}, "paged": {"kv_layout": "p
             "paged-swap": {"kv_layout": "paged", "preemption_mode": "swap"}}
 ss = st.session_state
 
-st.title(t("kv.title"))
-st.markdown(t("kv.intro"))
-presets.preset_buttons(PAGE)
-pending = presets.take_pending(PAGE)
+pending = presets.page_header(PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous", "right": "paged",
+                                            "prefix": False, "blocks": 0, "block_size": 16, "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
     ss[f"{PAGE}.left"], ss[f"{PAGE}.right"] = pending.compare
     ss[f"{PAGE}.prefix"] = bool(pending.settings.get("enable_prefix_caching", False))
-presets.narration(PAGE)
-for name, default in (("workload", WORKLOADS[0]), ("seed", 0), ("left", "contiguous"), ("right", "paged"),
-                      ("prefix", False), ("blocks", 0), ("block_size", 16), ("live", False)):
-    ss.setdefault(f"{PAGE}.{name}", default)
 
 with st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 2, 2, 1.2, 1.3, 1.3, 1.2, 1], vertical_alignment="bottom")

@@ -13,16 +13,10 @@ PAGE = "policies"
 WORKLOADS = ("support-bot-vs-batch", "chat-and-reports")
 ss = st.session_state
 
-st.title(t("pol.title"))
-st.markdown(t("pol.intro"))
-presets.preset_buttons(PAGE)
-pending = presets.take_pending(PAGE)
+pending = presets.page_header(PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
+                                             "aging": 100, "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"], ss[f"{PAGE}.policies"] = pending.workload, pending.seed, list(pending.compare)
-presets.narration(PAGE)
-for name, default in (("workload", WORKLOADS[0]), ("seed", 0), ("policies", ["fcfs", "priority", "edf"]),
-                      ("aging", 100), ("live", False)):
-    ss.setdefault(f"{PAGE}.{name}", default)
 
 with st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 4, 1.3, 1.5, 1.2, 1], vertical_alignment="bottom")
@@ -48,17 +42,9 @@ if not runs:
 else:
     experiments.explain_rejections(runs)
 
-    def render(frame: int) -> None:
-        total = max(r.frames for r in runs)
-        for col, run in zip(st.columns(len(runs)), runs):
-            with col:
-                st.subheader(t(f"pol.{run.label}"))
-                views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}", by_class=True, height=240)
-                views.queue(run, frame, key=f"{PAGE}.q.{run.label}", by_class=True)
-                views.metrics_panel(run, frame)
-
     st.caption(t("pol.color_note"))
-    player(PAGE, runs, render)
+    player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),
+                                                        by_class=True, height=240))
     if all(r.done for r in runs):
         st.subheader(t("pol.results"))
         per_request = {t(f"pol.{r.label}"): [request_metrics(q, r.config.max_num_batched_tokens)

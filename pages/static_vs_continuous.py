@@ -9,16 +9,11 @@ PAGE = "static-vs-continuous"
 WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "long-context")
 ss = st.session_state
 
-st.title(t("svc.title"))
-st.markdown(t("svc.intro"))
-presets.preset_buttons(PAGE)
-pending = presets.take_pending(PAGE)
+pending = presets.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8, "scale": 1.0,
+                                             "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
     ss[f"{PAGE}.slots"] = pending.settings.get("max_num_seqs", 8)
-presets.narration(PAGE)
-for name, default in (("workload", WORKLOADS[0]), ("seed", 0), ("slots", 8), ("scale", 1.0), ("live", False)):
-    ss.setdefault(f"{PAGE}.{name}", default)
 
 with st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 1.2, 1.5, 1.5, 1.2, 1.2], vertical_alignment="bottom")
@@ -41,17 +36,7 @@ if not runs:
 else:
     experiments.explain_rejections(runs)
 
-    def render(frame: int) -> None:
-        total = max(r.frames for r in runs)
-        for col, run in zip(st.columns(len(runs)), runs):
-            with col:
-                done_at = f" · {t('svc.done_at', step=run.frames - 1)}" if run.done and frame >= run.frames else ""
-                st.subheader(f"{t('svc.' + run.label)}{done_at}")
-                views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}")
-                views.queue(run, frame, key=f"{PAGE}.q.{run.label}")
-                views.metrics_panel(run, frame)
-
-    player(PAGE, runs, render)
+    player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"svc.{run.label}")))
     if all(r.done for r in runs):
         st.subheader(t("svc.summary"))
         views.summary_table(runs)

@@ -13,14 +13,9 @@ PAGE = "why-batch"
 SIZES = (1, 2, 4, 8, 16, 32, 64)
 ss = st.session_state
 
-st.title(t("wb.title"))
-st.markdown(t("wb.intro"))
-presets.preset_buttons(PAGE)
-pending = presets.take_pending(PAGE)
+pending = presets.page_header(PAGE, "wb", {"sizes": list(SIZES)})
 if pending and pending.batch_sizes:
     ss[f"{PAGE}.sizes"] = list(pending.batch_sizes)
-presets.narration(PAGE)
-ss.setdefault(f"{PAGE}.sizes", list(SIZES))
 
 c = st.columns([5, 1.5, 1.2], vertical_alignment="bottom")
 sizes = c[0].multiselect(t("wb.sizes"), SIZES, key=f"{PAGE}.sizes")

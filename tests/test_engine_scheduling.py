@@ -1,4 +1,5 @@
 """Batcher behaviour, block accounting and bad input."""
+import dataclasses
 import json
 
 import pytest
@@ -45,7 +46,7 @@ def test_snapshots_are_immutable_and_json_round_trip(random_small):
     engine = LLMEngine(random_small, EngineConfig(max_num_seqs=2, block_size=4))
     engine.add_request("hello", SamplingParams(max_tokens=3, temperature=0))
     snap = engine.step()
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         snap.step = 3
     with pytest.raises(TypeError):
         snap.block_tables["x"] = (1,)

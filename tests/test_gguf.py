@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-import shutil
-import time
 
 import gguf
 import numpy as np
@@ -16,7 +14,6 @@ import torch
 
 from engine.config import ConfigError
 from engine.gguf_loader import _write_cache, hf_name, load_gguf, smollm2_gguf_path, unpermute
-from engine.loader import load_model
 from tests.conftest import dense_greedy
 
 SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"

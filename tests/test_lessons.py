@@ -6,9 +6,24 @@ import shutil
 import pytest
 
 import lessons
-from lessons import (LANGS, answers_from_markdown, answers_to_markdown, check_field, check_task, grade, load_lessons,
-                     load_presets, load_quiz, load_tasks, metric_value, quiz_order, run_spec, shown_value,
-                     shuffled_items, valid_pages)
+from lessons import (
+    LANGS,
+    answers_from_markdown,
+    answers_to_markdown,
+    check_field,
+    check_task,
+    grade,
+    load_lessons,
+    load_presets,
+    load_quiz,
+    load_tasks,
+    metric_value,
+    quiz_order,
+    run_spec,
+    shown_value,
+    shuffled_items,
+    valid_pages,
+)
 from lessons.loader import LAB_PAGES, TOPICS
 
 PRESETS = load_presets()

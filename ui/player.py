@@ -40,9 +40,7 @@ def _seek(page: str, runs: list[LiveRun], frame: int) -> None:
 
 
 def _pause(page: str) -> None:
-    if st.session_state.get(_k(page, "playing")):
-        st.session_state[_k(page, "playing")] = False
-        st.session_state[_k(page, "rerun_app")] = True  # run_every is set when the fragment is defined
+    st.session_state[_k(page, "playing")] = False
 
 
 def _once(callback):
@@ -61,15 +59,14 @@ def _once(callback):
 
 
 def _toggle(page: str, runs: list[LiveRun]) -> None:
+    """Play or pause. The click reruns the page, which redefines the fragment's timer."""
     ss = st.session_state
-
     if ss[_k(page, "playing")]:
         _pause(page)
         return
     if ss[_k(page, "frame")] >= _last_frame(runs) and all(r.done for r in runs):
         ss[_k(page, "frame")] = 0  # play again from the start
     ss[_k(page, "playing")] = True
-    ss[_k(page, "rerun_app")] = True
     ss.pop(_k(page, "clock"), None)
 
 
@@ -97,6 +94,7 @@ def _advance(page: str, runs: list[LiveRun]) -> int:
     if target >= last and all(r.done for r in runs):
         target = last
         _pause(page)
+        ss[_k(page, "rerun_app")] = True  # the fragment's timer stops only when the page reruns
     return min(target, last)
 
 

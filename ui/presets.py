@@ -52,3 +52,16 @@ def preset_buttons(page_id: str) -> None:
 
 def _queue(preset_id: str) -> None:
     st.session_state["pending_preset"] = preset_id
+
+
+def page_header(page_id: str, prefix: str, defaults: dict):
+    """A lab's title, intro and lecture-moment buttons; the moment queued for this page, if any,
+    whose narration then shows. `defaults` seed the page's widgets on a first visit."""
+    st.title(t(f"{prefix}.title"))
+    st.markdown(t(f"{prefix}.intro"))
+    preset_buttons(page_id)
+    pending = take_pending(page_id)
+    narration(page_id)
+    for name, value in defaults.items():
+        st.session_state.setdefault(f"{page_id}.{name}", value)
+    return pending

@@ -10,8 +10,8 @@ from ui.live_chart import live_chart
 from ui.style import scaled
 from viz.blocks import block_pool
 from viz.charts import memory_split
-from viz.palette import color_indices
 from viz.html import block_tables_html, queue_html
+from viz.palette import color_indices
 from viz.timeline import slot_timeline, timeline_column
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -178,3 +178,15 @@ def save_runs(runs: list[LiveRun], page: str) -> None:
             st.download_button(t("save.one", label=run.label), lambda run=run: downloads.trace_text(
                 run, {"model": st.session_state.get("model", "tiny"), "workload": page, "label": run.label}),
                 f"{page}-{run.label}.jsonl", "application/jsonl", key=f"{page}.save.{run.label}", on_click="ignore")
+
+
+def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bool = False, height: int = 300) -> None:
+    """One column per run, all on the same step axis: timeline, the queue at the door, live metrics."""
+    total = max(r.frames for r in runs)
+    for col, run in zip(st.columns(len(runs)), runs):
+        with col:
+            done_at = f" · {t('svc.done_at', step=run.frames - 1)}" if run.done and frame >= run.frames else ""
+            st.subheader(title(run) + done_at)
+            timeline(run, frame, total, key=f"{page}.tl.{run.label}", by_class=by_class, height=height)
+            queue(run, frame, key=f"{page}.q.{run.label}", by_class=by_class)
+            metrics_panel(run, frame)
