@@ -49,11 +49,6 @@ def run_requests(loaded: LoadedModel, trace_requests: list[TraceRequest], config
     return RunResult(engine.config, requests, trace_requests, snapshots, summary)
 
 
-def run_workload(loaded: LoadedModel, workload: Workload, config: EngineConfig, seed: int = 0,
-                 on_step: Callable[[StepSnapshot], None] | None = None) -> RunResult:
-    return run_requests(loaded, workload_requests(loaded, workload, seed), config, on_step)
-
-
 class LiveRun:
     """A run the UI can play: stepped on demand ("live"), run to the end, or replayed from a trace
     with no model at all. Every snapshot is kept, so stepping back and replay cost no compute."""

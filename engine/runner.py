@@ -44,10 +44,6 @@ class ModelRunner:
                 k[dst].copy_(k[src])
                 v[dst].copy_(v[src])
 
-    @property
-    def kv_cache_bytes(self) -> int:
-        return sum(k.numel() * k.element_size() * 2 for k, _ in self.kv_caches)
-
     def run(self, scheduled: list[ScheduledRequest], block_manager: BlockManager) -> tuple[dict[str, int], list[int]]:
         """One forward pass over every scheduled token.
 

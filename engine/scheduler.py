@@ -35,10 +35,6 @@ class SchedulerOutput:
     preempted: list[str] = field(default_factory=list)
     blocked: dict[str, str] = field(default_factory=dict)  # head of the queue -> why it could not start
 
-    @property
-    def num_batched_tokens(self) -> int:
-        return sum(s.num_new_tokens for s in self.scheduled)
-
 
 class Scheduler:
     def __init__(self, config: EngineConfig, block_manager: BlockManager, policy: Policy):

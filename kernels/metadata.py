@@ -32,10 +32,6 @@ class AttentionMetadata:
     def max_query_len(self) -> int:
         return max(self.query_lens_list, default=0)
 
-    @property
-    def max_seq_len(self) -> int:
-        return max(self.seq_lens_list, default=0)
-
     @classmethod
     def build(cls, query_lens: list[int], seq_lens: list[int], block_tables: list[list[int]],
               slot_mapping: list[int], block_size: int, device: torch.device | str) -> "AttentionMetadata":

@@ -136,3 +136,18 @@ def test_block_accounting_balances(random_small, workload, knobs):
             assert r.error
         else:
             assert r.num_output_tokens == r.sampling_params.max_tokens
+
+
+def test_abort_running_waiting_and_future_requests(random_small):
+    engine = LLMEngine(random_small, EngineConfig(max_num_seqs=1, block_size=4))
+    params = SamplingParams(temperature=0, max_tokens=10, ignore_eos=True)
+    running, waiting, future, kept = (engine.add_request([70] * 6, params, arrival_step=a) for a in (0, 0, 50, 0))
+    engine.step()
+    engine.step()
+    for r in (running, waiting, future):
+        engine.abort(r.request_id)
+    engine.run_until_done()
+    assert [r.finish_reason.value for r in (running, waiting, future)] == ["aborted"] * 3
+    assert running.num_output_tokens == 2 and waiting.num_output_tokens == 0
+    assert kept.num_output_tokens == 10
+    assert engine.block_manager.num_free_blocks == engine.block_manager.num_blocks

@@ -118,7 +118,8 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     frame = min(frame, run.frames - 1)
     snap = run.snapshots[frame]
     lab = view_labels()
-    pool = block_pool(snap, colors(run), lab, title=t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks),
+    pool = block_pool(snap, colors(run), lab, title=t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks,
+                                                       partial=snap.num_partial_blocks),
                       hover=not animating())
     live_chart(pool, f"{key}.pool", pool.layout.height, chart_config())
     live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
