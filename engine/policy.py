@@ -1,8 +1,9 @@
 """Queue policies: who is admitted first, who gets the token budget first, who is preempted first.
 
-A policy is one sort key: smaller is served earlier and evicted later. A `preemptive` policy
-also lets a waiting request evict running work that its key outranks, when slots or blocks are
-full (vLLM's priority scheduling cannot do this once max_num_seqs is reached).
+A policy is one sort key, (urgency, arrival, seq_no): smaller is served earlier and evicted
+later. A `preemptive` policy also lets a waiting request evict running work of strictly lower
+urgency when slots or blocks are full (vLLM's priority scheduling cannot do this once
+max_num_seqs is reached); arrival order alone never evicts anyone, or equals would thrash.
 """
 from __future__ import annotations
 
@@ -17,8 +18,14 @@ class Policy:
     name = "base"
     preemptive = False
 
+    def urgency(self, request: Request, step: int) -> float:
+        return 0
+
     def key(self, request: Request, step: int) -> tuple:
-        raise NotImplementedError
+        return (self.urgency(request, step), request.arrival_step, request.seq_no)
+
+    def outranks(self, request: Request, other: Request, step: int) -> bool:
+        return self.urgency(request, step) < self.urgency(other, step)
 
     def order(self, requests: list[Request], step: int) -> list[Request]:
         return sorted(requests, key=lambda r: self.key(r, step))
@@ -33,17 +40,14 @@ class FCFS(Policy):
 
     name = "fcfs"
 
-    def key(self, request: Request, step: int) -> tuple:
-        return (request.arrival_step, request.seq_no)
-
 
 class SJF(Policy):
     """Shortest job first, by what the request declares: prompt length + max_tokens."""
 
     name = "sjf"
 
-    def key(self, request: Request, step: int) -> tuple:
-        return (request.max_total_tokens, request.arrival_step, request.seq_no)
+    def urgency(self, request: Request, step: int) -> float:
+        return request.max_total_tokens
 
 
 class PriorityWithAging(Policy):
@@ -56,17 +60,17 @@ class PriorityWithAging(Policy):
     def __init__(self, aging_steps: int = 100):
         self.aging_steps = aging_steps
 
-    def effective_priority(self, request: Request, step: int) -> int:
+    def urgency(self, request: Request, step: int) -> float:
+        """The effective priority class after aging."""
         waited = max(0, step - request.arrival_step)
         return max(0, request.priority - waited // self.aging_steps)
-
-    def key(self, request: Request, step: int) -> tuple:
-        return (self.effective_priority(request, step), request.arrival_step, request.seq_no)
 
 
 class EDF(Policy):
     """Earliest deadline first: before its first token a request's deadline is its TTFT SLO,
-    afterwards its end-to-end latency SLO; requests without an SLO come after those with one."""
+    afterwards its end-to-end latency SLO if it has one. A request with only a TTFT SLO keeps
+    that deadline to the end, so it is not evicted mid-answer by the next arrival; requests
+    without an SLO come after those with one."""
 
     name = "edf"
     preemptive = True
@@ -74,14 +78,14 @@ class EDF(Policy):
     @staticmethod
     def deadline(request: Request) -> float:
         slo = request.slo
-        if request.first_token_step is None and slo.ttft_steps is not None:
+        if slo.ttft_steps is not None and (request.first_token_step is None or slo.latency_steps is None):
             return request.arrival_step + slo.ttft_steps
         if slo.latency_steps is not None:
             return request.arrival_step + slo.latency_steps
         return math.inf
 
-    def key(self, request: Request, step: int) -> tuple:
-        return (self.deadline(request), request.arrival_step, request.seq_no)
+    def urgency(self, request: Request, step: int) -> float:
+        return self.deadline(request)
 
 
 POLICIES = {"fcfs": FCFS, "sjf": SJF, "priority": PriorityWithAging, "edf": EDF}

@@ -192,12 +192,11 @@ class ContinuousScheduler(Scheduler):
         if not waiting:
             return
         urgent = waiting[0]
-        urgent_key = self.policy.key(urgent, step)
         first_chunk = min(urgent.num_tokens - urgent.num_computed_tokens, self.config.max_num_batched_tokens)
         while self.running and (len(self.running) >= self.config.max_num_seqs
                                 or not self.block_manager.can_allocate(urgent, first_chunk)):
             victim = self.policy.victim(self.running, step)
-            if self.policy.key(victim, step) <= urgent_key:
+            if not self.policy.outranks(urgent, victim, step):
                 return
             self.preempt(victim, out)
 

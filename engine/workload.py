@@ -153,7 +153,7 @@ def _presets() -> dict[str, Workload]:
     report = RequestClassSpec("report", 8, Lengths("uniform", low=96, high=192), Lengths("uniform", low=192, high=256),
                               Arrivals("poisson", rate=0.06), priority=2)
     support = RequestClassSpec("support", 32, Lengths("uniform", low=24, high=64), Lengths("exponential", 32, 8, 96),
-                               Arrivals("poisson", rate=0.3, start_step=10), priority=0, ttft_slo_steps=8)
+                               Arrivals("poisson", rate=0.15, start_step=10), priority=0, ttft_slo_steps=8)
     bulk = RequestClassSpec("batch", 24, Lengths("uniform", low=128, high=256), Lengths("uniform", low=128, high=256),
                             Arrivals("all-at-once"), priority=2)
     return {

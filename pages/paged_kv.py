@@ -20,15 +20,16 @@ if pending:
     ss[f"{PAGE}.prefix"] = bool(pending.settings.get("enable_prefix_caching", False))
 
 with st.form(f"{PAGE}.form", border=False):
-    c = st.columns([3, 2, 2, 1.2, 1.3, 1.3, 1.2, 1], vertical_alignment="bottom")
+    c = st.columns([3, 2.5, 2.5], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     left = choice(c[1].selectbox, t("kv.left"), list(VARIANTS), f"{PAGE}.left", "kv.v.")
     right = choice(c[2].selectbox, t("kv.right"), list(VARIANTS), f"{PAGE}.right", "kv.v.")
-    blocks = c[3].number_input("num_blocks", 0, 4096, key=f"{PAGE}.blocks", help=t("kv.blocks_help"))
-    block_size = c[4].number_input("block_size", 1, 256, key=f"{PAGE}.block_size")
-    prefix = c[5].toggle(t("kv.prefix"), key=f"{PAGE}.prefix", help="enable_prefix_caching")
-    live = c[6].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
-    run_clicked = c[7].form_submit_button(t("ctl.run"), type="primary")
+    c = st.columns([1.5, 1.5, 2.2, 1.6, 1.2], vertical_alignment="bottom")
+    blocks = c[0].number_input("num_blocks", 0, 4096, key=f"{PAGE}.blocks", help=t("kv.blocks_help"))
+    block_size = c[1].number_input("block_size", 1, 256, key=f"{PAGE}.block_size")
+    prefix = c[2].toggle(t("kv.prefix"), key=f"{PAGE}.prefix", help="enable_prefix_caching")
+    live = c[3].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+    run_clicked = c[4].form_submit_button(t("ctl.run"), type="primary")
 
 if run_clicked or pending:
     if not pending:
@@ -55,7 +56,7 @@ else:
         total = max(r.frames for r in runs)
         for col, run in zip(st.columns(len(runs)), runs):
             with col:
-                st.subheader(t(f"kv.v.{run.label}"))
+                st.markdown(f"#### {t(f'kv.v.{run.label}')}")
                 views.refusal_note(run, frame)
                 views.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}", selected=selected)
                 views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}", height=220)

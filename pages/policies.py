@@ -19,7 +19,7 @@ if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"], ss[f"{PAGE}.policies"] = pending.workload, pending.seed, list(pending.compare)
 
 with st.form(f"{PAGE}.form", border=False):
-    c = st.columns([3, 4, 1.3, 1.5, 1.2, 1], vertical_alignment="bottom")
+    c = st.columns([2.6, 5, 1.1, 1.6, 1.2, 1], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     chosen = choice(c[1].multiselect, t("pol.policies"), POLICIES, f"{PAGE}.policies", "pol.", max_selections=4)
     seed = c[2].number_input(t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")

@@ -308,7 +308,7 @@ def test_claims_the_content_makes_hold(live_runs):
     holes = [live_runs("fixed-batch-holes", batcher=b)["slot_utilisation"] for b in ("static", "continuous")]
     assert holes[0] < holes[1]
     fcfs, edf = live_runs("support-bot-sla", policy="fcfs"), live_runs("support-bot-sla", policy="edf")
-    assert fcfs["throughput_tok_per_step"] == pytest.approx(edf["throughput_tok_per_step"], rel=0.1)
+    assert fcfs["throughput_tok_per_step"] >= 0.95 * edf["throughput_tok_per_step"]  # "as high or a little higher"
     assert fcfs["by_class"]["support"]["slo_attainment"] < 0.2 < 0.8 < edf["by_class"]["support"]["slo_attainment"]
     paged, contiguous = live_runs("contiguous-vs-paged"), live_runs("contiguous-vs-paged", kv_layout="contiguous")
     static = live_runs("chat-and-reports", batcher="static")

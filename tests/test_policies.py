@@ -89,3 +89,15 @@ def test_edf_meets_more_deadlines_than_fcfs_on_support_bot_vs_batch(support_runs
     assert attained["edf"] > attained["fcfs"] + 0.5
     assert attained["priority"] > attained["fcfs"]
     assert support_runs["fcfs"]["preemptions"] == 0 < support_runs["edf"]["preemptions"]
+
+
+@pytest.mark.parametrize("policy", ["priority", "edf"])
+def test_an_answer_in_progress_is_not_evicted_by_an_equal_newcomer(random_small, policy):
+    """Interactive requests with only a TTFT SLO keep their slot once answering: a later one of the
+    same class evicts a batch job, never them (equals evicting equals would only thrash)."""
+    chats = [(f"c{k}", 8, 30, 2 + 3 * k, 0, 4) for k in range(3)]
+    work = [("b0", 8, 80, 0, 2, None), ("b1", 8, 80, 0, 2, None), ("b2", 8, 80, 0, 2, None)] + chats
+    reqs, _ = run(random_small, work, max_num_seqs=3, policy=policy)
+    assert all(reqs[rid].num_preemptions == 0 for rid, *_ in chats)
+    assert all(ttft(reqs[rid]) <= 4 for rid, *_ in chats)
+    assert sum(reqs[b].num_preemptions for b in ("b0", "b1", "b2")) >= 3

@@ -39,7 +39,7 @@ def navigation():
                for lesson in load_lessons(lang())]
     pages[t("nav.lessons")] += lessons
     st.session_state["nav.pages"] = {p.url_path or "home": p for section in pages.values() for p in section}
-    return st.navigation(pages)
+    return st.navigation(pages, expanded=True)  # labs and practice stay in sight, not behind "View more"
 
 
 def go(page_id: str) -> None:

@@ -187,7 +187,7 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bo
     for col, run in zip(st.columns(len(runs)), runs):
         with col:
             done_at = f" · {t('svc.done_at', step=run.frames - 1)}" if run.done and frame >= run.frames else ""
-            st.subheader(title(run) + done_at)
+            st.markdown(f"#### {title(run)}{done_at}")
             timeline(run, frame, total, key=f"{page}.tl.{run.label}", by_class=by_class, height=height)
             queue(run, frame, key=f"{page}.q.{run.label}", by_class=by_class)
             metrics_panel(run, frame)
