@@ -86,9 +86,9 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
     cursor = [{"type": "line", "x0": shown[-1].step, "x1": shown[-1].step, "y0": 0, "y1": 1, "yref": "paper",
                "line": {"color": "#444", "width": 1.5, "dash": "dot"}}] if shown else []
     fig = figure([cells, preempted], {
-        "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36, "b": 30},
+        "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36, "b": 46},
         "showlegend": False, "uirevision": "timeline", "plot_bgcolor": "white", "shapes": cursor,
-        "xaxis": {"title": {"text": labels["step"]}, "range": [start - 0.5, end - 0.5], "showgrid": False,
+        "xaxis": {"title": {"text": labels["step"], "standoff": 6}, "range": [start - 0.5, end - 0.5], "showgrid": False,
                   "zeroline": False},
         "yaxis": {"title": {"text": labels["slot"]}, "range": [slots - 0.5, -0.5], "showgrid": False, "zeroline": False,
                   "dtick": 1 if slots <= 16 else None, "scaleanchor": False}})
