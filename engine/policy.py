@@ -11,8 +11,6 @@ import math
 
 from engine.request import Request
 
-CLASS_PRIORITY = {"interactive": 0, "standard": 1, "batch": 2}  # lower runs first, as in vLLM
-
 
 class Policy:
     name = "base"

@@ -74,7 +74,6 @@ class CriterionResult:
     id: str
     met: bool
     feedback: str  # the criterion's `ok` text when met, its `missing` text when not
-    matched: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -117,7 +116,7 @@ def check_field(task_field: TaskField, answer: str | None, lang: str = "en") -> 
         return fb
     for c in task_field.criteria:
         found = matches(answer, c.any)
-        fb.criteria.append(CriterionResult(c.id, bool(found), c.ok if found else c.missing, found))
+        fb.criteria.append(CriterionResult(c.id, bool(found), c.ok if found else c.missing))
     if task_field.reject_if_only and matches(answer, task_field.reject_if_only) and not all(c.met for c in fb.criteria):
         fb.rejected = True
         fb.messages.append(task_field.reject_feedback)

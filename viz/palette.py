@@ -8,7 +8,6 @@ HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377
 IDLE = "#f4f4f6"
 FREE = "#e6e6ea"
 CACHED_FREE = "#cfd8e3"  # free, but still holds a prefix-cache hash
-RESERVED = "#fde2a7"
 CLASS_COLORS = {"chat": "#1f77b4", "report": "#ff7f0e", "support": "#2ca02c", "batch": "#9467bd",
                 "interactive": "#2ca02c", "default": "#1f77b4"}
 SPLIT_COLORS = {"token_states": "#2ca02c", "reserved": "#fdb462", "internal_fragmentation": "#fb8072",
