@@ -71,6 +71,10 @@ def _toggle(page: str, runs: list[LiveRun]) -> None:
 
 
 def _scrub(page: str, runs: list[LiveRun]) -> None:
+    # While playing the slider is hidden and its state dropped; a timer rerun can still carry the
+    # browser's old slider value, which would look like a scrub to frame 0 and stop the playback.
+    if st.session_state[_k(page, "playing")]:
+        return
     _seek(page, runs, st.session_state[_k(page, "slider")])
 
 
