@@ -97,9 +97,9 @@ def assert_no_errors(page) -> None:
 
 def counter(page, name: str) -> int:
     """The frame shown (during a rerun the old counter can briefly sit beside the new one)."""
-    texts = page.locator(f".st-key-{name}-frame-counter [data-testid=stMetricValue]").all_inner_texts()
-    assert texts, "no frame counter on the page"
-    return max(int(re.match(r"\d+", text).group()) for text in texts)
+    shown = page.locator(f".st-key-{name}-frame-counter [data-testid=stMetricValue]")
+    shown.first.wait_for(timeout=30_000)
+    return max(int(re.match(r"\d+", text).group()) for text in shown.all_inner_texts())
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
