@@ -1,4 +1,4 @@
-"""The teaching layer: lessons, presets, worksheets and quiz as data, with a pure-Python loader,
+"""The teaching layer: lessons, lecture moments, worksheets and quiz as data, with a pure-Python loader,
 worksheet checker and quiz grader (no Streamlit here).
 
     from lessons import load_lessons, load_tasks, load_quiz, check_task, grade
@@ -40,19 +40,19 @@ from lessons.loader import (
     TOPICS,
     Criterion,
     Lesson,
-    Preset,
+    Moment,
     Question,
     Task,
     TaskField,
     load_lessons,
-    load_presets,
+    load_moments,
     load_quiz,
     load_tasks,
     valid_pages,
 )
 
-__all__ = ["LANGS", "BASE_PAGES", "LAB_PAGES", "TOPICS", "Lesson", "Preset", "Task", "TaskField", "Criterion",
-           "Question", "load_lessons", "load_presets", "load_tasks", "load_quiz", "valid_pages", "run_spec",
+__all__ = ["LANGS", "BASE_PAGES", "LAB_PAGES", "TOPICS", "Lesson", "Moment", "Task", "TaskField", "Criterion",
+           "Question", "load_lessons", "load_moments", "load_tasks", "load_quiz", "valid_pages", "run_spec",
            "metric_value", "check_task", "check_field", "TaskFeedback", "FieldFeedback", "CriterionResult",
            "grade", "Grade", "parse_number", "shown_value", "matches", "quiz_order", "shuffled_items",
            "answers_to_markdown", "answers_from_markdown"]

@@ -13,13 +13,13 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from lessons.loader import Preset, Question, Task, TaskField, load_presets
+from lessons.loader import Moment, Question, Task, TaskField, load_moments
 
 MESSAGES = {
     "empty": {"zh": "这一栏还是空的：写一两句你自己的话再提交。",
               "en": "This field is empty: write a sentence or two in your own words, then submit."},
     "no_measure": {"zh": "先运行这道题指定的预设，再用你自己那次运行的数字作答。",
-                   "en": "Run the preset this question names first; the answer is checked against your own run."},
+                   "en": "Run the experiment this question names first; the answer is checked against your own run."},
     "not_number": {"zh": "请填写一个数字（可以带 %）。", "en": "Enter a number (a trailing % is fine)."},
     "points": {"zh": " 个百分点", "en": " points"},
     "numeric": {"zh": "你的运行测得 {measured:g}{unit}；允许误差 {tol}。",
@@ -228,12 +228,12 @@ def shuffled_items(question: Question, seed: int) -> list[str]:
 
 
 # --- numeric questions ---------------------------------------------------------------------
-def run_spec(question: Question, presets: dict[str, Preset] | None = None) -> dict:
-    """What a numeric question's Run button runs: the preset's workload and seed, and as EngineConfig
-    overrides the preset's settings, then the question's. Run it as
+def run_spec(question: Question, moments: dict[str, Moment] | None = None) -> dict:
+    """What a numeric question's Run button runs: the moment's workload and seed, and as EngineConfig
+    overrides the moment's settings, then the question's. Run it as
     run_requests(model, workload_requests(model, preset(workload), seed), engine_config_for(preset(workload), **settings))."""
-    p = (presets if presets is not None else load_presets())[question.run["preset"]]
-    return {"preset": p.id, "workload": p.workload, "seed": p.seed, "settings": {**p.settings, **question.run["settings"]}}
+    p = (moments if moments is not None else load_moments())[question.run["moment"]]
+    return {"moment": p.id, "workload": p.workload, "seed": p.seed, "settings": {**p.settings, **question.run["settings"]}}
 
 
 def metric_value(summary: dict, path: str) -> float | None:

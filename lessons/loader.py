@@ -1,5 +1,5 @@
 """Load and validate the teaching content, zh and en: lessons (Markdown with YAML front matter), the
-lecture-moment presets, worksheets (tasks.yaml) and quiz (quiz.yaml). Pure Python + yaml; every
+lecture moments, worksheets (tasks.yaml) and quiz (quiz.yaml). Pure Python + yaml; every
 problem in a content file raises ValueError naming the file and the entry."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent
 LANGS = ("zh", "en")
 BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "playground", "tasks", "quiz")
-LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies")  # pages that open a preset
+LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies")  # pages that open a moment
 TOPICS = ("batching", "fixed-batch", "continuous", "paged", "four-axes", "priorities", "decisions")
 QUESTION_TYPES = ("single", "multiple", "ordering", "numeric")
 MISCONCEPTIONS = ("a", "b", "c")
@@ -40,7 +40,7 @@ class Lesson:
 
 
 @dataclass(frozen=True)
-class Preset:
+class Moment:
     id: str
     page: str
     workload: str | None = None
@@ -75,7 +75,7 @@ class Task:
     title: str
     milestone: bool
     prompt: str
-    link: dict  # {"page": ..., "preset": ... or None}
+    link: dict  # {"page": ..., "moment": ... or None}
     fields: tuple[TaskField, ...]
     model_answers: dict  # field id -> list of good answers
     bad_answers: dict  # field id -> list of off-topic or insufficient answers
@@ -93,7 +93,7 @@ class Question:
     options: tuple[str, ...] = ()  # single, multiple
     answer: int | tuple[int, ...] | None = None  # single: index; multiple: indices
     items: tuple[str, ...] = ()  # ordering: the correct order
-    run: dict | None = None  # numeric: {"preset": id, "settings": {...}}
+    run: dict | None = None  # numeric: {"moment": id, "settings": {...}}
     metric: str | None = None  # numeric: dotted path into summarize()
     tolerance: dict | None = None  # numeric: {"rel": x} and/or {"abs": y}
     unit: str = ""
@@ -126,12 +126,12 @@ def _need_str(path, entry, d, key):
     return value
 
 
-def load_presets(path: Path | None = None) -> dict[str, Preset]:
-    path = path or ROOT / "presets.yaml"
+def load_moments(path: Path | None = None) -> dict[str, Moment]:
+    path = path or ROOT / "moments.yaml"
     out = {}
-    for entry, d in _entries(path, "preset"):
+    for entry, d in _entries(path, "moment"):
         _need(d.get("page") in LAB_PAGES, path, entry, f"page must be one of {', '.join(LAB_PAGES)}")
-        out[d["id"]] = Preset(d["id"], d["page"], d.get("workload"), int(d.get("seed", 0)), dict(d.get("settings") or {}),
+        out[d["id"]] = Moment(d["id"], d["page"], d.get("workload"), int(d.get("seed", 0)), dict(d.get("settings") or {}),
                               tuple(d.get("compare") or ()), tuple(d.get("batch_sizes") or ()),
                               dict(d.get("narration") or {}))
     return out
@@ -149,9 +149,9 @@ def parse_front_matter(text: str, path: Path) -> tuple[dict, str]:
     return meta, m.group(2).strip() + "\n"
 
 
-def load_lessons(lang: str, presets: dict[str, Preset] | None = None) -> list[Lesson]:
-    """The lessons of one language, sorted by `order`; front matter checked against presets.yaml."""
-    presets = presets if presets is not None else load_presets()
+def load_lessons(lang: str, moments: dict[str, Moment] | None = None) -> list[Lesson]:
+    """The lessons of one language, sorted by `order`; front matter checked against moments.yaml."""
+    moments = moments if moments is not None else load_moments()
     lessons, seen = [], {}
     for path in sorted((ROOT / _lang(lang)).glob("*.md")):
         fm = _LESSON_FILE.match(path.name)
@@ -161,8 +161,8 @@ def load_lessons(lang: str, presets: dict[str, Preset] | None = None) -> list[Le
         problems = [
             (meta.get("id") != fm.group(2), f"id must match the file name ({fm.group(2)!r})"),
             (not isinstance(order, int) or isinstance(order, bool), "`order` must be an integer"),
-            (not isinstance(experiments, list) or any(p not in presets for p in experiments),
-             "`experiments` must be a list of preset ids from presets.yaml (may be empty)"),
+            (not isinstance(experiments, list) or any(p not in moments for p in experiments),
+             "`experiments` must be a list of moment ids from moments.yaml (may be empty)"),
             (meta.get("live_table") not in (None,) + LIVE_TABLES, f"live_table must be one of {LIVE_TABLES}"),
             (bool(set(meta) - FRONT_MATTER_KEYS), f"unknown front-matter keys {sorted(set(meta) - FRONT_MATTER_KEYS)}"),
             (not body.strip(), "the lesson body is empty"),
@@ -181,13 +181,13 @@ def valid_pages(lang: str) -> list[str]:
     return list(BASE_PAGES) + [lesson.page for lesson in load_lessons(lang)]
 
 
-def check_link(link, path, entry, pages, presets) -> dict:
-    """A link {page, preset}: a real page; a preset only on a lab page, and the preset's own page."""
-    page, pid = (link.get("page"), link.get("preset")) if isinstance(link, dict) else (None, None)
+def check_link(link, path, entry, pages, moments) -> dict:
+    """A link {page, moment}: a real page; a moment only on a lab page, and the moment's own page."""
+    page, pid = (link.get("page"), link.get("moment")) if isinstance(link, dict) else (None, None)
     _need(page in pages, path, entry, f"link page {page!r} is not a page (choose from {', '.join(pages)})")
-    _need(pid is None or (pid in presets and presets[pid].page == page), path, entry,
-          f"link preset {pid!r} is not a preset of presets.yaml that opens on page {page!r}")
-    return {"page": page, "preset": pid}
+    _need(pid is None or (pid in moments and moments[pid].page == page), path, entry,
+          f"link moment {pid!r} is not a moment of moments.yaml that opens on page {page!r}")
+    return {"page": page, "moment": pid}
 
 
 def _keywords(path, entry, value, key) -> tuple[str, ...]:
@@ -233,7 +233,7 @@ def _task_field(path, entry, f) -> TaskField:
 
 def load_tasks(lang: str) -> list[Task]:
     path = ROOT / _lang(lang) / "tasks.yaml"
-    presets, pages = load_presets(), valid_pages(lang)
+    moments, pages = load_moments(), valid_pages(lang)
     tasks = []
     for entry, d in _entries(path, "task"):
         _need(isinstance(d.get("milestone"), bool), path, entry, "`milestone` must be true or false")
@@ -244,7 +244,7 @@ def load_tasks(lang: str) -> list[Task]:
         ids = [f.id for f in fields]
         _need(len(set(ids)) == len(ids), path, entry, "duplicate field ids")
         tasks.append(Task(d["id"], _need_str(path, entry, d, "title"), d["milestone"], _need_str(path, entry, d, "prompt"),
-                          check_link(d.get("link"), path, entry, pages, presets), fields,
+                          check_link(d.get("link"), path, entry, pages, moments), fields,
                           _answer_lists(path, entry, d.get("model_answers") or {}, "model_answers", ids),
                           _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang))
     return tasks
@@ -256,7 +256,7 @@ def _is_index(value, n) -> bool:
 
 def load_quiz(lang: str) -> list[Question]:
     path = ROOT / _lang(lang) / "quiz.yaml"
-    presets, pages = load_presets(), valid_pages(lang)
+    moments, pages = load_moments(), valid_pages(lang)
     questions = []
     for entry, d in _entries(path, "question"):
         qtype, options, answer, items, run, tol = (d.get(k) for k in ("type", "options", "answer", "items", "run",
@@ -275,10 +275,10 @@ def load_quiz(lang: str) -> list[Question]:
             (qtype == "ordering" and (not isinstance(items, list) or len(items) < 3 or len(set(items)) != len(items)
                                       or not all(isinstance(x, str) for x in items)),
              "`items` must list at least three distinct strings, in the correct order"),
-            (qtype == "numeric" and (not isinstance(run, dict) or run.get("preset") not in presets
-                                     or presets[run["preset"]].workload is None
+            (qtype == "numeric" and (not isinstance(run, dict) or run.get("moment") not in moments
+                                     or moments[run["moment"]].workload is None
                                      or not isinstance(run.get("settings") or {}, dict)),
-             "`run` must be {preset: a preset of presets.yaml that runs a workload, settings: EngineConfig overrides}"),
+             "`run` must be {moment: a moment of moments.yaml that runs a workload, settings: EngineConfig overrides}"),
             (qtype == "numeric" and (not isinstance(tol, dict) or not tol or bool(set(tol) - {"rel", "abs"})
                                      or not all(isinstance(v, (int, float)) and v > 0 for v in tol.values())),
              "`tolerance` must be {rel: x} and/or {abs: y} with positive numbers")]
@@ -286,14 +286,14 @@ def load_quiz(lang: str) -> list[Question]:
             _need(not bad, path, entry, msg)
         kw = dict(id=d["id"], type=qtype, topic=d["topic"], prompt=_need_str(path, entry, d, "prompt"),
                   explanation=_need_str(path, entry, d, "explanation"),
-                  link=check_link(d.get("link"), path, entry, pages, presets),
+                  link=check_link(d.get("link"), path, entry, pages, moments),
                   self_check=bool(d.get("self_check", False)), misconception=d.get("misconception"), lang=lang)
         if qtype in ("single", "multiple"):
             kw.update(options=tuple(options), answer=answer if qtype == "single" else tuple(sorted(answer)))
         elif qtype == "ordering":
             kw["items"] = tuple(items)
         else:
-            kw.update(run={"preset": run["preset"], "settings": dict(run.get("settings") or {})}, tolerance=dict(tol),
+            kw.update(run={"moment": run["moment"], "settings": dict(run.get("settings") or {})}, tolerance=dict(tol),
                       metric=_need_str(path, entry, d, "metric"), unit=_need_str(path, entry, d, "unit"))
         questions.append(Question(**kw))
     return questions

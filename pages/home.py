@@ -1,7 +1,7 @@
 """Home: what the lab is, how to use it, and every lecture moment one click away."""
 import streamlit as st
 
-from ui import nav, presets
+from ui import nav, moments
 from ui.i18n import lang, t
 
 st.title(t("home.title"))
@@ -15,9 +15,9 @@ if c[2].button(t("home.quiz"), key="home.quiz"):
     nav.go("quiz")
 st.subheader(t("home.moments"))
 cols = st.columns(3)
-for i, p in enumerate(presets.all_presets().values()):
+for i, p in enumerate(moments.all_moments().values()):
     with cols[i % 3].container(border=True):
         st.markdown(f"**🎓 {p.id}** · `{p.page}`")
         st.caption(p.narration[lang()])
         if st.button(t("home.open"), key=f"home.open.{p.id}"):
-            presets.open_preset(p.id)
+            moments.open_moment(p.id)

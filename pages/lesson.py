@@ -4,7 +4,7 @@ per lesson and calls render()."""
 import streamlit as st
 
 from lessons import load_lessons
-from ui import experiments, nav, presets
+from ui import experiments, nav, moments
 from ui.i18n import lang, t
 
 BATCHING = [("static", {"batcher": "static"}), ("continuous", {"batcher": "continuous"}),
@@ -23,10 +23,10 @@ def render(lesson_id: str) -> None:
     if lesson.experiments:
         st.subheader(t("lesson.experiments"))
         for pid in lesson.experiments:
-            p = presets.all_presets()[pid]
+            p = moments.all_moments()[pid]
             c = st.columns([2, 6], vertical_alignment="center")
             if c[0].button(f"🎓 {pid}", key=f"lesson.{lesson_id}.{pid}", width="stretch"):
-                presets.open_preset(pid)
+                moments.open_moment(pid)
             c[1].caption(p.narration[lang()])
     st.divider()
     c = st.columns(2)

@@ -1,7 +1,7 @@
 """Lab: the paged KV cache. Block pool, block tables and the memory split, two layouts side by side."""
 import streamlit as st
 
-from ui import experiments, presets, views
+from ui import experiments, moments, views
 from ui.i18n import choice, t
 from ui.player import player
 
@@ -12,7 +12,7 @@ VARIANTS = {"contiguous": {"kv_layout": "contiguous"}, "paged": {"kv_layout": "p
             "paged-swap": {"kv_layout": "paged", "preemption_mode": "swap"}}
 ss = st.session_state
 
-pending = presets.page_header(PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous", "right": "paged",
+pending = moments.page_header(PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous", "right": "paged",
                                             "prefix": False, "blocks": 0, "block_size": 16, "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
@@ -33,7 +33,7 @@ with st.form(f"{PAGE}.form", border=False):
 
 if run_clicked or pending:
     if not pending:
-        presets.clear(PAGE)
+        moments.clear(PAGE)
     common = {"enable_prefix_caching": prefix, "block_size": block_size, "num_blocks": blocks or None}
     experiments.start(PAGE, workload, [(v, VARIANTS[v]) for v in (left, right)], seed=ss[f"{PAGE}.seed"], live=live,
                       common=common)

@@ -3,7 +3,7 @@ import streamlit as st
 
 from engine.config import POLICIES
 from engine.metrics import request_metrics
-from ui import experiments, presets, views
+from ui import experiments, moments, views
 from ui.i18n import choice, labels, t
 from ui.player import player
 from ui.style import scaled
@@ -13,7 +13,7 @@ PAGE = "policies"
 WORKLOADS = ("support-bot-vs-batch", "chat-and-reports")
 ss = st.session_state
 
-pending = presets.page_header(PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
+pending = moments.page_header(PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
                                              "aging": 100, "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"], ss[f"{PAGE}.policies"] = pending.workload, pending.seed, list(pending.compare)
@@ -29,7 +29,7 @@ with st.form(f"{PAGE}.form", border=False):
 
 if run_clicked or pending:
     if not pending:
-        presets.clear(PAGE)
+        moments.clear(PAGE)
     if len(chosen) < 2:
         st.error(t("pol.need_two"))
     else:

@@ -3,7 +3,7 @@ shows it. Numeric questions are answered from a run the student makes here, and 
 import streamlit as st
 
 from lessons import TOPICS, grade, load_quiz, metric_value, quiz_order, run_spec, shuffled_items
-from ui import experiments, nav, presets
+from ui import experiments, nav, moments
 from ui.i18n import lang, t
 
 ss = st.session_state
@@ -53,7 +53,7 @@ elif q.type == "ordering":
     answer = st.multiselect(t("quiz.order_items"), shuffled_items(q, ss["quiz.seed"]), key=key)
 else:
     spec = run_spec(q)
-    st.caption(t("quiz.numeric_help", preset=spec["preset"], settings=", ".join(f"{k}={v}" for k, v in spec["settings"].items()) or "—"))
+    st.caption(t("quiz.numeric_help", moment=spec["moment"], settings=", ".join(f"{k}={v}" for k, v in spec["settings"].items()) or "—"))
     if st.button(t("quiz.run"), key=f"{key}.run"):
         summary = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"])
         if summary is not None:
@@ -89,8 +89,8 @@ if result is not None:
         st.markdown(f"**{t('quiz.expected')}** {expected}")
     st.info(result.explanation)
     link = q.link
-    if st.button(t("quiz.see", target=link.get("preset") or link["page"]), key=f"{key}.link"):
-        presets.open_preset(link["preset"]) if link.get("preset") else nav.go(link["page"])
+    if st.button(t("quiz.see", target=link.get("moment") or link["page"]), key=f"{key}.link"):
+        moments.open_moment(link["moment"]) if link.get("moment") else nav.go(link["page"])
 
 if len(results) == len(order):
     st.subheader(t("quiz.final", correct=correct, total=len(order)))

@@ -1,7 +1,7 @@
 """Lab: one workload into the static and the continuous batcher, side by side on the same step axis."""
 import streamlit as st
 
-from ui import experiments, presets, views
+from ui import experiments, moments, views
 from ui.i18n import choice, t
 from ui.player import player
 
@@ -9,7 +9,7 @@ PAGE = "static-vs-continuous"
 WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "long-context")
 ss = st.session_state
 
-pending = presets.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8, "scale": 1.0,
+pending = moments.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8, "scale": 1.0,
                                              "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
@@ -26,7 +26,7 @@ with st.form(f"{PAGE}.form", border=False):
 
 if run_clicked or pending:
     if not pending:
-        presets.clear(PAGE)
+        moments.clear(PAGE)
     experiments.start(PAGE, workload, [("static", {"batcher": "static"}), ("continuous", {"batcher": "continuous"})],
                       seed=seed, scale=scale, live=live, common={"max_num_seqs": slots})
 

@@ -3,7 +3,7 @@ Answers persist in the session and export to (and import from) a Markdown file."
 import streamlit as st
 
 from lessons import answers_from_markdown, answers_to_markdown, check_task, load_tasks
-from ui import experiments, nav, presets
+from ui import experiments, nav, moments
 from ui.i18n import lang, t
 
 ss = st.session_state
@@ -103,9 +103,9 @@ for task in tasks:
     with st.container(border=True):
         st.subheader(("✅ " if checked.get(task.id) else "") + task.title)
         st.markdown(task.prompt)
-        preset = task.link.get("preset")
-        if st.button(f"🎓 {preset}" if preset else t("tasks.open"), key=f"tasks.link.{task.id}"):
-            presets.open_preset(preset) if preset else nav.go(task.link["page"])
+        moment = task.link.get("moment")
+        if st.button(f"🎓 {moment}" if moment else t("tasks.open"), key=f"tasks.link.{task.id}"):
+            moments.open_moment(moment) if moment else nav.go(task.link["page"])
         if task.id == "compare-batching":
             comparison_table(task)
         else:

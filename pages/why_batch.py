@@ -2,7 +2,7 @@
 import streamlit as st
 
 from engine.experiment import measure_decode
-from ui import presets
+from ui import moments
 from ui.i18n import labels, t
 from ui.models import get_model
 from ui.style import scaled
@@ -13,7 +13,7 @@ PAGE = "why-batch"
 SIZES = (1, 2, 4, 8, 16, 32, 64)
 ss = st.session_state
 
-pending = presets.page_header(PAGE, "wb", {"sizes": list(SIZES)})
+pending = moments.page_header(PAGE, "wb", {"sizes": list(SIZES)})
 if pending and pending.batch_sizes:
     ss[f"{PAGE}.sizes"] = list(pending.batch_sizes)
 

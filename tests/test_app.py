@@ -115,7 +115,7 @@ def test_policies_page_needs_two_policies():
     assert STRINGS["pol.need_two"]["en"] in [e.value for e in at.error]
 
 
-def test_lecture_preset_sets_up_and_runs_its_experiment():
+def test_lecture_moment_sets_up_and_runs_its_experiment():
     at = app("en", "pages/paged_kv.py")
     click(at, "🎓 contiguous-vs-paged")
     assert any("Lecture moment: contiguous-vs-paged" in i.value for i in at.info)

@@ -14,7 +14,7 @@ from lessons import (
     check_task,
     grade,
     load_lessons,
-    load_presets,
+    load_moments,
     load_quiz,
     load_tasks,
     metric_value,
@@ -26,7 +26,7 @@ from lessons import (
 )
 from lessons.loader import LAB_PAGES, TOPICS
 
-PRESETS = load_presets()
+MOMENTS = load_moments()
 LESSONS = {lang: load_lessons(lang) for lang in LANGS}
 TASKS = {lang: load_tasks(lang) for lang in LANGS}
 QUIZ = {lang: load_quiz(lang) for lang in LANGS}
@@ -72,8 +72,8 @@ def test_lesson_bodies(lang):
         assert try_heading in le.body and check_heading in le.body, le.id
         assert not re.search(r"<[a-zA-Z/][^>]*>|!\[|\$\$|\\\(|\\\[", le.body), f"{le.id}: HTML, image or LaTeX"
         named = set(re.findall(r"`([a-z]+(?:-[a-z]+)+)`", le.body))
-        assert named <= set(PRESETS), (le.id, named - set(PRESETS))
-        assert named <= set(le.experiments), f"{le.id} names presets it does not list: {named - set(le.experiments)}"
+        assert named <= set(MOMENTS), (le.id, named - set(MOMENTS))
+        assert named <= set(le.experiments), f"{le.id} names moments it does not list: {named - set(le.experiments)}"
         assert le.summary.count(".") <= 1 and le.summary.count("。") <= 1
 
 
@@ -82,8 +82,8 @@ def test_mechanism_table_and_misconceptions(lang):
     lesson = next(le for le in LESSONS[lang] if le.live_table == "mechanisms")
     rows = [line for line in lesson.body.splitlines() if line.startswith("|")]
     assert len(rows) == 5 and all(row.count("|") == 5 for row in rows)  # header, rule, three mechanisms
-    for preset in ("contiguous-vs-paged", "uniform-control", "support-bot-sla"):  # refute a, b, c
-        assert f"`{preset}`" in lesson.body and preset in lesson.experiments
+    for moment in ("contiguous-vs-paged", "uniform-control", "support-bot-sla"):  # refute a, b, c
+        assert f"`{moment}`" in lesson.body and moment in lesson.experiments
 
 
 def test_vllm_names_verbatim():
@@ -94,25 +94,25 @@ def test_vllm_names_verbatim():
         assert all(name in text for name in names), [n for n in names if n not in text]
 
 
-# --- links and presets -------------------------------------------------------------------
+# --- links and moments -------------------------------------------------------------------
 def _links(lang):
     yield from ((f"task {t.id}", t.link) for t in TASKS[lang])
     yield from ((f"question {q.id}", q.link) for q in QUIZ[lang])
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_links_point_to_real_pages_and_presets(lang):
+def test_links_point_to_real_pages_and_moments(lang):
     pages = valid_pages(lang)
     assert {"home", "quiz", "tasks", "lesson-overview"} <= set(pages)
     for where, link in _links(lang):
         assert link["page"] in pages, where
-        if link["preset"] is not None:
-            assert link["page"] in LAB_PAGES and PRESETS[link["preset"]].page == link["page"], where
+        if link["moment"] is not None:
+            assert link["page"] in LAB_PAGES and MOMENTS[link["moment"]].page == link["page"], where
     for le in LESSONS[lang]:
-        assert all(p in PRESETS for p in le.experiments)
+        assert all(p in MOMENTS for p in le.experiments)
     for q in QUIZ[lang]:
         if q.type == "numeric":
-            assert PRESETS[q.run["preset"]].workload is not None
+            assert MOMENTS[q.run["moment"]].workload is not None
 
 
 # --- worksheets --------------------------------------------------------------------------
@@ -272,8 +272,8 @@ def live_runs():
 
     model, cache = load_model("tiny"), {}
 
-    def run(preset_id, **settings):
-        p = PRESETS[preset_id]
+    def run(moment_id, **settings):
+        p = MOMENTS[moment_id]
         settings = {**p.settings, **settings}
         key = (p.workload, tuple(sorted(settings.items())))
         if key not in cache:
@@ -288,8 +288,8 @@ def test_numeric_questions_grade_against_a_real_run(live_runs):
     for lang in LANGS:
         for q in (q for q in QUIZ[lang] if q.type == "numeric"):
             spec = run_spec(q)
-            assert spec["workload"] == PRESETS[q.run["preset"]].workload
-            measured = metric_value(live_runs(q.run["preset"], **q.run["settings"]), q.metric)
+            assert spec["workload"] == MOMENTS[q.run["moment"]].workload
+            measured = metric_value(live_runs(q.run["moment"], **q.run["settings"]), q.metric)
             assert measured is not None and math.isfinite(measured), q.id
             shown = shown_value(q, measured)  # what the page displays and the student types
             assert grade(q, shown, measured).correct and grade(q, f"{shown:.6f}", measured).correct
@@ -302,7 +302,7 @@ def test_numeric_questions_grade_against_a_real_run(live_runs):
 
 
 def test_claims_the_content_makes_hold(live_runs):
-    """What lessons and explanations say about the presets' runs (at half scale)."""
+    """What lessons and explanations say about the moments' runs (at half scale)."""
     uniform = [live_runs("uniform-control", batcher=b)["steps"] for b in ("static", "continuous")]
     assert uniform[0] == uniform[1]
     holes = [live_runs("fixed-batch-holes", batcher=b)["slot_utilisation"] for b in ("static", "continuous")]
@@ -370,7 +370,7 @@ def test_broken_content_names_file_and_entry(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"02-why-batching\.md: lesson 'why-batching'.*experiments"):
         load_lessons("zh")
     tasks = root / "en" / "tasks.yaml"
-    tasks.write_text(tasks.read_text(encoding="utf-8").replace("preset: fixed-batch-holes}", "preset: batch-curve}"),
+    tasks.write_text(tasks.read_text(encoding="utf-8").replace("moment: fixed-batch-holes}", "moment: batch-curve}"),
                      encoding="utf-8")
     with pytest.raises(ValueError, match=r"tasks\.yaml: task #1 \(compare-batching\).*batch-curve"):
         load_tasks("en")

@@ -39,11 +39,11 @@ def choice(widget, label: str, options, key: str, prefix: str, **kwargs):
 
     The browser sends a widget's value back as its label, and a label from the other language
     would not match; so the widget's key carries the language, and the value itself lives in
-    session_state[key], where presets may also set it."""
+    session_state[key], where lecture moments may also set it."""
     ss = st.session_state
     widget_key, synced = f"{key}@{lang()}", f"{key}@synced"
     if key in ss and (ss[key] != ss.get(synced) or widget_key not in ss):
-        ss[widget_key] = ss[key]  # set from outside (a preset), or first shown in this language
+        ss[widget_key] = ss[key]  # set from outside (a lecture moment), or first shown in this language
     value = widget(label, options, key=widget_key, format_func={o: t(f"{prefix}{o}") for o in options}.get, **kwargs)
     ss[key] = ss[synced] = value
     return value

@@ -1,10 +1,10 @@
-"""The shared sidebar: language, model, device and attention backend, instructor mode, lecture presets."""
+"""The shared sidebar: language, model, device and attention backend, instructor mode, lecture moments."""
 from __future__ import annotations
 
 import streamlit as st
 
 from engine.llm_engine import runtime_info
-from ui import presets
+from ui import moments
 from ui.i18n import LANG_NAMES, LANGS, choice, t
 from ui.models import MODELS, is_loaded
 
@@ -25,7 +25,7 @@ def render() -> None:
     sb.toggle(t("side.instructor"), key="instructor", help=t("side.instructor_help"))
     if st.session_state.get("instructor"):
         with sb.expander(t("side.moments"), expanded=True):
-            for p in presets.all_presets().values():
+            for p in moments.all_moments().values():
                 if st.button(f"🎓 {p.id}", key=f"side.moment.{p.id}", help=p.narration[st.session_state['lang']],
                              width="stretch"):
-                    presets.open_preset(p.id)
+                    moments.open_moment(p.id)
