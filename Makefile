@@ -21,11 +21,12 @@ $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
 install: $(VENV)/.installed
 install-dev: $(VENV)/.dev-installed
 
-# Browser tests drive Debian's chromium (Playwright cannot download browsers here).
+# Browser tests drive Debian's chromium (Playwright cannot download browsers here), with a CJK font:
+# without one, Chinese renders as empty boxes and the screenshots cannot be checked.
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@{ command -v chromium >/dev/null 2>&1 && fc-list :lang=zh family | grep -q .; } || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; }
 
 run: $(VENV)/.installed
 	$(PY) -m ui.serve --server.port $(PORT)

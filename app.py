@@ -1,11 +1,13 @@
 """Serving Lab: navigation, the language switch and the shared sidebar; every page runs inside this frame."""
 import streamlit as st
 
-from ui import nav, sidebar, style
+from ui import nav, sidebar, style, url_state
 
 st.set_page_config(page_title="Serving Lab", page_icon="🧪", layout="wide")
-sidebar.language_switch()  # first: page titles in the navigation are translated
+url_state.restore()  # ?lang= and ?instructor= first: a deep link or reload opens as it was left
+sidebar.language_switch()  # before the navigation: page titles in it are translated
 page = nav.navigation()
 sidebar.render()
+url_state.persist()
 style.apply()
 page.run()

@@ -12,14 +12,14 @@ VARIANTS = {"contiguous": {"kv_layout": "contiguous"}, "paged": {"kv_layout": "p
             "paged-swap": {"kv_layout": "paged", "preemption_mode": "swap"}}
 ss = st.session_state
 
-pending = moments.page_header(PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous", "right": "paged",
+pending, setup = moments.page_header(PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous", "right": "paged",
                                             "prefix": False, "blocks": 0, "block_size": 16, "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
     ss[f"{PAGE}.left"], ss[f"{PAGE}.right"] = pending.compare
     ss[f"{PAGE}.prefix"] = bool(pending.settings.get("enable_prefix_caching", False))
 
-with st.form(f"{PAGE}.form", border=False):
+with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 2.5, 2.5], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     left = choice(c[1].selectbox, t("kv.left"), list(VARIANTS), f"{PAGE}.left", "kv.v.")
@@ -43,25 +43,25 @@ if not runs:
     st.info(t("ctl.press_run"))
 else:
     experiments.explain_rejections(runs)
-    refusals = [(run.label, i) for run in runs if (i := views.first_refusal(run)) is not None]
-    if refusals:
-        label, frame = refusals[0]
-        st.button(t("kv.jump", label=t(f"kv.v.{label}"), step=frame), key=f"{PAGE}.jump",
-                  on_click=lambda f=frame: ss.update({f"{PAGE}.frame": f, f"{PAGE}.playing": False}))
-
-    selected = st.multiselect(t("kv.pick"), [r.request_id for r in runs[0].trace_requests], key=f"{PAGE}.selected",
-                              placeholder=t("kv.pick_default"))
+    selected = ss.get(f"{PAGE}.selected") or None
 
     def render(frame: int) -> None:
         total = max(r.frames for r in runs)
         for col, run in zip(st.columns(len(runs)), runs):
             with col:
-                st.markdown(f"#### {t(f'kv.v.{run.label}')}")
-                views.refusal_note(run, frame)
+                views.heading(t(f"kv.v.{run.label}"), run.label)
                 views.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}", selected=selected)
                 views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}", height=220)
 
     player(PAGE, runs, render)
+    # below the picture: where to look next
+    refusals = [(run.label, i) for run in runs if (i := views.first_refusal(run)) is not None]
+    if refusals:
+        label, frame = refusals[0]
+        st.button(t("kv.jump", label=t(f"kv.v.{label}"), step=frame), key=f"{PAGE}.jump",
+                  on_click=lambda f=frame: ss.update({f"{PAGE}.frame": f, f"{PAGE}.playing": False}))
+    st.multiselect(t("kv.pick"), [r.request_id for r in runs[0].trace_requests], key=f"{PAGE}.selected",
+                   placeholder=t("kv.pick_default"))
     if all(r.done for r in runs):
         st.subheader(t("kv.summary"))
         st.dataframe([{t("sum.run"): t(f"kv.v.{r.label}"), t("sum.kv_waste"): f"{100 * s['kv_waste_share']:.1f}%",

@@ -87,7 +87,6 @@ if runs:
             views.queue(run, frame, key=f"{PAGE}.q")
             views.metrics_panel(run, frame)
         with right:
-            views.refusal_note(run, frame)
             views.memory(run, frame, run.frames, key=f"{PAGE}.mem")
 
     player(PAGE, runs, render)

@@ -6,19 +6,19 @@ from engine.metrics import request_metrics
 from ui import experiments, moments, views
 from ui.i18n import choice, labels, t
 from ui.player import player
-from ui.style import scaled
+from ui.style import scale_fonts, scaled
 from viz.charts import class_boxes, grouped_bars
 
 PAGE = "policies"
 WORKLOADS = ("support-bot-vs-batch", "chat-and-reports")
 ss = st.session_state
 
-pending = moments.page_header(PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
+pending, setup = moments.page_header(PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
                                              "aging": 100, "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"], ss[f"{PAGE}.policies"] = pending.workload, pending.seed, list(pending.compare)
 
-with st.form(f"{PAGE}.form", border=False):
+with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([2.6, 5, 1.1, 1.6, 1.2, 1], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     chosen = choice(c[1].multiselect, t("pol.policies"), POLICIES, f"{PAGE}.policies", "pol.", max_selections=4)
@@ -52,12 +52,12 @@ else:
         lab = labels("queue_steps", "ttft_steps")
         c1, c2 = st.columns(2)
         c1.markdown(f"**{t('pol.wait_dist')}**")
-        c1.plotly_chart(class_boxes(per_request, "queue_steps", lab, height=scaled(320)), key=f"{PAGE}.box",
+        c1.plotly_chart(scale_fonts(class_boxes(per_request, "queue_steps", lab, height=scaled(320))), key=f"{PAGE}.box",
                         config=views.CHART_CONFIG, theme=None)
         slo = {t(f"pol.{r.label}"): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
                                      if d["slo_attainment"] is not None} for r in runs}
         c2.markdown(f"**{t('pol.slo')}**")
-        c2.plotly_chart(grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320)), key=f"{PAGE}.slo",
+        c2.plotly_chart(scale_fonts(grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320))), key=f"{PAGE}.slo",
                         config=views.CHART_CONFIG, theme=None)
         views.summary_table(runs)
         views.save_runs(runs, PAGE)

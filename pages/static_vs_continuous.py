@@ -9,13 +9,13 @@ PAGE = "static-vs-continuous"
 WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "long-context")
 ss = st.session_state
 
-pending = moments.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8, "scale": 1.0,
+pending, setup = moments.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8, "scale": 1.0,
                                              "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
     ss[f"{PAGE}.slots"] = pending.settings.get("max_num_seqs", 8)
 
-with st.form(f"{PAGE}.form", border=False):
+with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 1.2, 1.5, 1.5, 1.2, 1.2], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     seed = c[1].number_input(t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")

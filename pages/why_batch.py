@@ -5,7 +5,7 @@ from engine.experiment import measure_decode
 from ui import moments
 from ui.i18n import labels, t
 from ui.models import get_model
-from ui.style import scaled
+from ui.style import scale_fonts, scaled
 from ui.views import CHART_CONFIG
 from viz.charts import batch_curve
 
@@ -13,11 +13,11 @@ PAGE = "why-batch"
 SIZES = (1, 2, 4, 8, 16, 32, 64)
 ss = st.session_state
 
-pending = moments.page_header(PAGE, "wb", {"sizes": list(SIZES)})
+pending, setup = moments.page_header(PAGE, "wb", {"sizes": list(SIZES)})
 if pending and pending.batch_sizes:
     ss[f"{PAGE}.sizes"] = list(pending.batch_sizes)
 
-c = st.columns([5, 1.5, 1.2], vertical_alignment="bottom")
+c = setup.columns([5, 1.5, 1.2], vertical_alignment="bottom")
 sizes = c[0].multiselect(t("wb.sizes"), SIZES, key=f"{PAGE}.sizes")
 new_tokens = c[1].number_input(t("wb.new_tokens"), 4, 64, 16, key=f"{PAGE}.tokens")
 measure = c[2].button(t("wb.measure"), type="primary", key=f"{PAGE}.measure", disabled=not sizes)
@@ -38,7 +38,7 @@ if not result:
     st.info(t("wb.press"))
 else:
     rows = result["rows"]
-    st.plotly_chart(batch_curve(rows, labels("tok_per_s", "ms_per_step", "batch_size"), height=scaled(360)),
+    st.plotly_chart(scale_fonts(batch_curve(rows, labels("tok_per_s", "ms_per_step", "batch_size"), height=scaled(360))),
                     key=f"{PAGE}.curve", config=CHART_CONFIG, theme=None)
     base = rows[0]
     st.dataframe([{t("batch_size"): r["batch"], t("tok_per_s"): round(r["tok_per_s"]),

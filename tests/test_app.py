@@ -1,4 +1,5 @@
 """The app under streamlit.testing: every page in both languages, the player, bad input."""
+import html
 import re
 from pathlib import Path
 
@@ -26,9 +27,9 @@ def app(lang: str, page: str | None = None, **state) -> AppTest:
 
 
 def frame_counter(at: AppTest) -> tuple[int, int]:
-    label = {STRINGS["player.frame"][lang] for lang in ("zh", "en")}
-    value = next(m.value for m in at.metric if m.label in label)
-    frame, last = re.match(r"(\d+) / (\d+)", value).groups()
+    """The player's frame line, as the page shows it: "step 12 / 345"."""
+    shown = next(h.value for h in at.html if "lab-frame-value" in h.value)
+    frame, last = re.search(r'lab-frame-value">(\d+) / (\d+)', shown).groups()
     return int(frame), int(last)
 
 
@@ -39,7 +40,10 @@ def click(at: AppTest, label: str) -> AppTest:
 
 
 def metric(at: AppTest, key: str, lang: str = "en") -> str:
-    return next(m.value for m in at.metric if m.label == STRINGS[key][lang])
+    """A live metric's value, read from the metric grid the views draw."""
+    label = html.escape(STRINGS[key][lang])
+    grid = next(h.value for h in at.html if f'lab-metric-label">{label}<' in h.value)
+    return re.search(f'lab-metric-label">{re.escape(label)}</div><div class="lab-metric-value">([^<]*)<', grid).group(1)
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

@@ -19,6 +19,7 @@ import streamlit.components.v1 as components
 from engine.loader import cache_root
 
 HTML = Path(__file__).with_name("live_chart.html")
+FIT_RESERVE = 12  # pixels kept free below a fitted chart
 
 
 def _component_dir() -> Path:
@@ -34,5 +35,8 @@ def _component_dir() -> Path:
 _render = components.declare_component("serving_lab_live_chart", path=str(_component_dir()))
 
 
-def live_chart(fig, key: str, height: int, config: dict | None = None) -> None:
-    _render(spec=pio.to_json(fig, validate=False), height=height, config=config or {}, key=key, default=None)
+def live_chart(fig, key: str, height: int, config: dict | None = None, fit: tuple[int, int] | None = None,
+               font_scale: float = 1.0) -> None:
+    """`fit=(min, max)`: the chart fills the window's height below it, between min and max pixels."""
+    _render(spec=pio.to_json(fig, validate=False), height=height, config=config or {}, key=key, default=None,
+            fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None, font_scale=font_scale)

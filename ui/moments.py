@@ -55,13 +55,18 @@ def _queue(moment_id: str) -> None:
 
 
 def page_header(page_id: str, prefix: str, defaults: dict):
-    """A lab's title, intro and lecture-moment buttons; the moment queued for this page, if any,
-    whose narration then shows. `defaults` seed the page's widgets on a first visit."""
+    """A lab's title; its intro, lecture-moment buttons and (drawn by the page into the returned
+    container) its form, folded away once there is a run to watch; and the active moment's narration.
+    `defaults` seed the page's widgets on a first visit. Returns (the moment queued for this page, if
+    any; the set-up container)."""
     st.title(t(f"{prefix}.title"))
-    st.markdown(t(f"{prefix}.intro"))
-    moment_buttons(page_id)
-    pending = take_pending(page_id)
-    narration(page_id)
     for name, value in defaults.items():
         st.session_state.setdefault(f"{page_id}.{name}", value)
-    return pending
+    pending = take_pending(page_id)
+    has_runs = bool(st.session_state.get(f"{page_id}.runs") or st.session_state.get(f"{page_id}.rows"))
+    setup = st.expander(t("ctl.setup"), expanded=not (has_runs or pending), icon="⚙️")
+    with setup:
+        st.markdown(t(f"{prefix}.intro"))
+        moment_buttons(page_id)
+    narration(page_id)
+    return pending, setup

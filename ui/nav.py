@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lessons import load_lessons
+from ui import url_state
 from ui.i18n import lang, t
 
 SECTIONS = {
@@ -43,4 +44,6 @@ def navigation():
 
 
 def go(page_id: str) -> None:
-    st.switch_page(st.session_state["nav.pages"][page_id])
+    """Open another page, keeping the language and instructor mode (st.switch_page would clear the query)."""
+    st.session_state["nav.scroll_top"] = True
+    st.switch_page(st.session_state["nav.pages"][page_id], query_params=url_state.kept())

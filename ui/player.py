@@ -16,6 +16,7 @@ from ui.i18n import t
 
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
 BASE_INTERVAL = 0.05  # at most 20 redraws a second
+SPEED_WIDTH = 170  # pixels: "100 steps/s" at instructor mode's type size
 
 
 def _k(page: str, name: str) -> str:
@@ -152,33 +153,36 @@ def _clock_is_off(page: str) -> bool:
 
 
 def controls(page: str, runs: list[LiveRun]) -> None:
+    """One slim row: first, back, play/pause, step, speed and the scrub slider (labels as tooltips)."""
     ss = st.session_state
     frame, last, live = ss[_k(page, "frame")], _last_frame(runs), not all(r.done for r in runs)
     playing = ss[_k(page, "playing")]
-    cols = st.columns([1, 1, 1.3, 1, 1.8, 9], vertical_alignment="bottom")
-    cols[0].button("⏮", key=_k(page, "first"), help=t("player.first"), on_click=_once(_seek),
-                   args=(page, runs, 0))
-    cols[1].button("◀", key=_k(page, "back"), help=t("player.back"), on_click=_once(_seek_by),
-                   args=(page, runs, -1))
-    cols[2].button("⏸" if playing else "▶", key=_k(page, "play"), type="primary",
-                   help=t("player.pause") if playing else t("player.play"), on_click=_once(_toggle),
-                   args=(page, runs))
-    cols[3].button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_once(_seek_by),
-                   args=(page, runs, 1), disabled=frame >= last and not live and not playing)
-    cols[4].selectbox(t("player.speed"), SPEEDS, key=_k(page, "speed"))
-    if not playing:  # while playing there is no slider: a timer rerun could carry a stale position back
-        ss[_k(page, "slider")] = min(frame, last)
-        cols[5].slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
-                       args=(page, runs), disabled=last == 0)
+    # a flex row: the buttons keep their natural width (at any font size), the slider takes the rest
+    with st.container(key=f"{page}-player-controls", horizontal=True, gap="small", vertical_alignment="center"):
+        st.button("⏮", key=_k(page, "first"), help=t("player.first"), on_click=_once(_seek), args=(page, runs, 0),
+                  width="content")
+        st.button("◀", key=_k(page, "back"), help=t("player.back"), on_click=_once(_seek_by), args=(page, runs, -1),
+                  width="content")
+        st.button("⏸" if playing else "▶", key=_k(page, "play"), type="primary",
+                  help=t("player.pause") if playing else t("player.play"), on_click=_once(_toggle), args=(page, runs),
+                  width="content")
+        st.button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_once(_seek_by), args=(page, runs, 1),
+                  disabled=frame >= last and not live and not playing, width="content")
+        st.selectbox(t("player.speed"), SPEEDS, key=_k(page, "speed"), label_visibility="collapsed",
+                     format_func=lambda v: t("player.speed_value", n=v), help=t("player.speed"), width=SPEED_WIDTH)
+        if not playing:  # while playing there is no slider: a timer rerun could carry a stale position back
+            ss[_k(page, "slider")] = min(frame, last)
+            st.slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
+                      args=(page, runs), disabled=last == 0, label_visibility="collapsed", width="stretch")
     if live:
         st.caption(t("player.live_note"))
 
 
 def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
-    """The frame counter (and, while playing, a progress bar): redrawn with every frame."""
-    live = not all(r.done for r in runs)
-    bar, counter = st.columns([9, 2], vertical_alignment="bottom")
-    if st.session_state[_k(page, "playing")]:
-        bar.progress(frame / max(1, last))
-    with counter.container(key=f"{page}-frame-counter"):
-        st.metric(t("player.frame"), f"{frame} / {last}{' …' if live else ''}")
+    """The frame counter with a progress bar, one slim line, redrawn with every frame."""
+    live = " …" if not all(r.done for r in runs) else ""
+    share = 100 * frame / max(1, last)
+    with st.container(key=f"{page}-frame-counter"):
+        st.html(f'<div class="lab-frame"><div class="lab-frame-bar"><div style="width:{share:.1f}%"></div></div>'
+                f'<span class="lab-frame-label">{t("player.frame")}</span> '
+                f'<span class="lab-frame-value">{frame} / {last}{live}</span></div>')

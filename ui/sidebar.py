@@ -8,11 +8,19 @@ from ui import moments
 from ui.i18n import LANG_NAMES, LANGS, choice, t
 from ui.models import MODELS, is_loaded
 
+def _copy(widget_key: str, key: str) -> None:
+    st.session_state[key] = st.session_state[widget_key]
+
+def _bound(key: str) -> str:
+    """The widget shows the session's value (the URL's, after ui.url_state.restore) and only copies
+    a click back: the value itself never lives in widget state, which a page switch drops."""
+    widget_key = f"{key}.widget"
+    st.session_state[widget_key] = st.session_state[key]
+    return widget_key
 
 def language_switch() -> None:
-    st.session_state.setdefault("lang", "zh")
-    st.sidebar.segmented_control(t("side.language"), LANGS, key="lang", format_func=LANG_NAMES.get, required=True)
-
+    st.sidebar.segmented_control(t("side.language"), LANGS, key=_bound("lang"), format_func=LANG_NAMES.get,
+                                 required=True, on_change=_copy, args=("lang.widget", "lang"))
 
 def render() -> None:
     sb = st.sidebar
@@ -22,10 +30,12 @@ def render() -> None:
     sb.caption(t("side.model_loaded") if is_loaded(model) else t("side.model_lazy"))
     device, backend = runtime_info()
     sb.caption(t("side.runtime", device=device, backend=backend))
-    sb.toggle(t("side.instructor"), key="instructor", help=t("side.instructor_help"))
+    sb.toggle(t("side.instructor"), key=_bound("instructor"), help=t("side.instructor_help"),
+              on_change=_copy, args=("instructor.widget", "instructor"))
     if st.session_state.get("instructor"):
         with sb.expander(t("side.moments"), expanded=True):
             for p in moments.all_moments().values():
                 if st.button(f"🎓 {p.id}", key=f"side.moment.{p.id}", help=p.narration[st.session_state['lang']],
                              width="stretch"):
                     moments.open_moment(p.id)
+

@@ -1,23 +1,26 @@
 """Views of one run at one frame, shared by the lab pages: timeline, queue, metrics, memory."""
 from __future__ import annotations
 
+from html import escape
+
 import streamlit as st
 
 from engine.experiment import LiveRun
 from engine.metrics import free_runs, kv_split
 from ui.i18n import labels, lang, t
 from ui.live_chart import live_chart
-from ui.style import scaled
+from ui.style import font_scale, scaled
 from viz.blocks import block_pool
 from viz.charts import memory_split
 from viz.html import block_tables_html, queue_html
-from viz.palette import color_indices
+from viz.palette import class_indices, color_indices, run_color
 from viz.timeline import slot_timeline, timeline_column
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 # While the player runs, charts are static pictures: no hover layers, no modebar. It halves the
 # browser's work per frame, and nobody can hover a moving chart anyway.
 ANIMATING_CONFIG = {"staticPlot": True}
+MIN_FIT = 200  # a fitted chart is never shorter than this (a small window scrolls instead)
 VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", "slot", "preempted", "waiting",
                "blocked", "waiting_since", "why_slots", "why_budget", "why_memory", "why_fragmentation", "waiting",
                "running", "finished", "block", "slots_filled", "shared_by", "free", "free_cached", "logical",
@@ -44,7 +47,7 @@ def colors(run: LiveRun, by_class: bool = False) -> dict[str, int]:
     if key not in run.cache:
         rids = [r.request_id for r in run.trace_requests] or list(run.recorder.requests)
         if by_class:
-            classes = color_indices(run.recorder.requests[r].request_class for r in rids)
+            classes = class_indices(run.recorder.requests[r].request_class for r in rids)
             run.cache[key] = {r: classes[run.recorder.requests[r].request_class] for r in rids}
         else:
             run.cache[key] = color_indices(rids)
@@ -61,11 +64,13 @@ def timeline_columns(run: LiveRun, frame: int, by_class: bool):
 
 
 def timeline(run: LiveRun, frame: int, total: int, key: str, title: str = "", by_class: bool = False,
-             height: int = 300) -> None:
+             height: int = 300, fit: bool = False) -> None:
+    """`fit`: the timeline is the page's main picture and takes the window's height left below it."""
     frame = min(frame, run.frames - 1)
     fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(), height=scaled(height),
                         title=title, hover=not animating())
-    live_chart(fig, key, scaled(height), chart_config())
+    live_chart(fig, key, scaled(height), chart_config(), fit=(MIN_FIT, scaled(height) * 2) if fit else None,
+               font_scale=font_scale())
 
 
 def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:
@@ -78,26 +83,41 @@ def _fmt(value, spec=".1f", suffix=""):
     return "–" if value is None else f"{value:{spec}}{suffix}"
 
 
+def metric_grid(items: list[tuple[str, str, str]]) -> str:
+    """(label, value, tooltip) cells that reflow to the column's width: a narrow column (three runs
+    side by side, or instructor mode's larger type) gets more rows, never a cut value."""
+    cells = "".join(f'<div class="lab-metric" title="{escape(tip)}"><div class="lab-metric-label">{escape(label)}'
+                    f'</div><div class="lab-metric-value">{escape(str(value))}</div></div>' for label, value, tip in items)
+    return f'<div class="lab-metrics">{cells}</div>'
+
+
+def html_table(head: list[str], rows: list[list]) -> str:
+    """A small table that scrolls inside its own column rather than spilling into the next one."""
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<div class="lab-scroll-x"><table class="lab-table"><tr>{th}</tr>{body}</table></div>'
+
+
 def metrics_panel(run: LiveRun, frame: int) -> None:
     """What the numbers were at this frame: only requests seen by then count."""
     m = run.recorder.frame_metrics(min(frame, run.frames - 1))
-    row = st.columns(4)
-    row[0].metric(t("m.tok_per_s"), _fmt(m["tok_per_s"], ".0f"))
-    row[1].metric(t("m.tok_per_step"), _fmt(m["tok_per_step"], ".2f"))
-    row[2].metric(t("m.queue"), m["queue"])
-    row[3].metric(t("m.slot_util"), _fmt(100 * m["slot_util_now"], ".0f", "%"),
-                  help=t("m.slot_util_help", mean=_fmt(100 * m["slot_util_mean"], ".0f", "%")))
-    row = st.columns(4)
-    row[0].metric(t("m.kv_util"), _fmt(100 * m["kv_util_now"], ".0f", "%"))
-    row[1].metric(t("m.fairness"), _fmt(m["fairness_jain"], ".2f"), help=t("m.fairness_help"))
-    row[2].metric(t("m.preemptions"), m["preemptions"])
-    row[3].metric(t("m.finished"), f"{m['finished']} / {len(run.recorder.requests)}")
-    if m["classes"]:  # a Markdown table: far cheaper to redraw 10 times a second than a data grid
+    items = [(t("m.tok_per_s"), _fmt(m["tok_per_s"], ".0f"), ""),
+             (t("m.tok_per_step"), _fmt(m["tok_per_step"], ".2f"), ""),
+             (t("m.queue"), m["queue"], ""),
+             (t("m.slot_util"), _fmt(100 * m["slot_util_now"], ".0f", "%"),
+              t("m.slot_util_help", mean=_fmt(100 * m["slot_util_mean"], ".0f", "%"))),
+             (t("m.kv_util"), _fmt(100 * m["kv_util_now"], ".0f", "%"), ""),
+             (t("m.fairness"), _fmt(m["fairness_jain"], ".2f"), t("m.fairness_help")),
+             (t("m.preemptions"), m["preemptions"], ""),
+             (t("m.finished"), f"{m['finished']} / {len(run.recorder.requests)}", "")]
+    html = metric_grid(items)
+    if m["classes"]:  # plain HTML: far cheaper to redraw 10 times a second than a data grid
         head = [t("m.class"), t("m.ttft_p50"), t("m.ttft_p95"), t("m.ttft_p50_ms"), t("m.slo")]
         rows = [[cls, _fmt(c["ttft_p50_steps"]), _fmt(c["ttft_p95_steps"]), _fmt(c["ttft_p50_ms"]),
                  _fmt(None if c["slo_attainment"] is None else 100 * c["slo_attainment"], ".0f", "%")]
                 for cls, c in m["classes"].items()]
-        st.markdown("\n".join("| " + " | ".join(map(str, r)) + " |" for r in [head, ["---"] * len(head), *rows]))
+        html += html_table(head, rows)
+    st.html(html)
 
 
 def kv_rows(run: LiveRun) -> list[dict]:
@@ -121,16 +141,17 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     pool = block_pool(snap, colors(run), lab, title=t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks,
                                                        partial=snap.num_partial_blocks),
                       hover=not animating())
-    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config())
-    live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
-               f"{key}.split", scaled(240), chart_config())
+    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale())
+    refusal_note(run, frame)
+    live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(280), title=t("kv.split_title")),
+               f"{key}.split", scaled(280), chart_config(), font_scale=font_scale())
     if show_tables:
         shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
         widest = run.cache.setdefault("widest_table", max(
             (len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)) if run.done else max(
             (len(tb) for tb in snap.block_tables.values()), default=1)
         st.caption(t("kv.tables_caption"))
-        st.html(block_tables_html(snap, shown, colors(run), lab, widest))
+        st.html(f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), lab, widest)}</div>')
 
 
 def refusal_note(run: LiveRun, frame: int) -> None:
@@ -181,13 +202,18 @@ def save_runs(runs: list[LiveRun], page: str) -> None:
                 f"{page}-{run.label}.jsonl", "application/jsonl", key=f"{page}.save.{run.label}", on_click="ignore")
 
 
+def heading(text: str, kind: str) -> None:
+    """A side-by-side column's title, underlined in its run kind's colour (the same in every view)."""
+    st.html(f'<h4 class="lab-run-heading" style="border-bottom:3px solid {run_color(kind)}">{escape(text)}</h4>')
+
+
 def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bool = False, height: int = 300) -> None:
     """One column per run, all on the same step axis: timeline, the queue at the door, live metrics."""
     total = max(r.frames for r in runs)
     for col, run in zip(st.columns(len(runs)), runs):
         with col:
             done_at = f" · {t('svc.done_at', step=run.frames - 1)}" if run.done and frame >= run.frames else ""
-            st.markdown(f"#### {title(run)}{done_at}")
-            timeline(run, frame, total, key=f"{page}.tl.{run.label}", by_class=by_class, height=height)
+            heading(title(run) + done_at, run.label)
+            timeline(run, frame, total, key=f"{page}.tl.{run.label}", by_class=by_class, height=height, fit=True)
             queue(run, frame, key=f"{page}.q.{run.label}", by_class=by_class)
             metrics_panel(run, frame)

@@ -1,4 +1,5 @@
-"""Colours: one per request (stable for a run), light tints for prefill, greys for free memory."""
+"""The lab's one palette: a colour per request (stable for a run), per request class and per run kind,
+the same in every chart and table; light tints for prefill, greys for free memory."""
 from __future__ import annotations
 
 # 20 distinguishable hues (Tableau 20's strong half and D3's category20 tones)
@@ -8,8 +9,13 @@ HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377
 IDLE = "#f4f4f6"
 FREE = "#e6e6ea"
 CACHED_FREE = "#cfd8e3"  # free, but still holds a prefix-cache hash
-CLASS_COLORS = {"chat": "#1f77b4", "report": "#ff7f0e", "support": "#2ca02c", "batch": "#9467bd",
-                "interactive": "#2ca02c", "default": "#1f77b4"}
+# A request class keeps its hue everywhere: slot timelines coloured by class, the queue, box plots, bars.
+CLASS_HUES = {"chat": 0, "report": 1, "support": 2, "interactive": 2, "batch": 4, "default": 0, "mixed": 9}
+OTHER_CLASS_HUES = (10, 11, 12, 13, 14, 5, 6, 8)  # classes of a custom workload, in order of appearance
+# A run kind keeps its colour everywhere it is named (column headings of side-by-side views).
+RUN_COLORS = {"static": "#7f7f7f", "continuous": "#1f77b4", "contiguous": "#8c564b", "paged": "#17becf",
+              "paged-no-sharing": "#bcbd22", "paged-swap": "#e377c2", "fcfs": "#7f7f7f", "sjf": "#bcbd22",
+              "priority": "#d62728", "edf": "#9467bd"}
 SPLIT_COLORS = {"token_states": "#2ca02c", "reserved": "#fdb462", "internal_fragmentation": "#fb8072",
                 "external_fragmentation": "#bc80bd", "free": "#e6e6ea"}
 
@@ -34,8 +40,22 @@ def request_color(index: int, prefill: bool = False) -> str:
     return tint(HUES[index % len(HUES)]) if prefill else HUES[index % len(HUES)]
 
 
+def class_indices(classes) -> dict[str, int]:
+    """Request class -> hue index: the fixed hue of a known class, else the next free one."""
+    out: dict[str, int] = {}
+    others = iter(OTHER_CLASS_HUES * 4)
+    for name in classes:
+        if name not in out:
+            out[name] = CLASS_HUES[name] if name in CLASS_HUES else next(others)
+    return out
+
+
 def class_color(name: str, classes: list[str]) -> str:
-    return CLASS_COLORS.get(name) or HUES[classes.index(name) % len(HUES)]
+    return HUES[class_indices(classes)[name]]
+
+
+def run_color(kind: str) -> str:
+    return RUN_COLORS.get(kind, "#636363")
 
 
 def heatmap_colorscale() -> list:

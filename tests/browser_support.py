@@ -1,0 +1,111 @@
+"""Shared pieces of the browser tests: the lab served by `python -m ui.serve` on a free port, Debian's
+chromium driven by Playwright, and helpers that wait as a person would (for the script to go idle).
+
+Installs nothing: `make test` makes sure /usr/bin/chromium and a CJK font are there. Screenshots go
+to tests/artifacts/ (ignored by git)."""
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install -y chromium)")
+    port = free_port()
+    env = {**os.environ, "SERVING_LAB_CACHE": str(tmp_path_factory.mktemp("cache"))}
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "server.log", "w")  # the server's own output, for when a test fails
+    proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
+                             "127.0.0.1", "--server.headless", "true"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not come up")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def wait_idle(page) -> None:
+    """Until the script has stopped running (Streamlit shows its status widget while it runs)."""
+    page.wait_for_function("""() => {
+        const busy = !!document.querySelector('[data-testid="stStatusWidget"]');
+        window.__idle = busy ? 0 : (window.__idle || 0) + 1;
+        return window.__idle >= 3;
+    }""", polling=200, timeout=120_000)
+
+
+LOCALES = {"zh": "zh-CN", "en": "en-US"}  # the browser's Accept-Language picks the first visit's language
+
+
+def new_page(browser, lang: str = "zh", width: int = 1500, height: int = 1100):
+    """A page in a browser context of its own: contexts share no cookies or storage, so each is a new
+    student (a new Streamlit session)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale=LOCALES[lang])
+    page = context.new_page()
+    page.on("close", lambda _: context.close())
+    return page
+
+
+def open_page(browser, url: str, lang: str = "zh"):
+    """Open `url` in a zh browser; for "en", switch with the sidebar's language control, as a person would."""
+    page = new_page(browser, "zh")
+    page.goto(url)
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    if lang == "en":
+        page.get_by_text("English", exact=True).click()
+        page.wait_for_function("() => !/[\\u4e00-\\u9fff]/.test(document.querySelector('h1').innerText)",
+                               timeout=30_000)
+        wait_idle(page)
+    return page
+
+
+def assert_no_errors(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert "Traceback" not in page.inner_text("body")
+
+
+def counter(page, name: str) -> int:
+    """The frame shown (during a rerun the old counter can briefly sit beside the new one)."""
+    shown = page.locator(f".st-key-{name}-frame-counter .lab-frame-value")
+    shown.first.wait_for(timeout=30_000)
+    return max(int(re.match(r"\d+", text).group()) for text in shown.all_inner_texts())
+
+

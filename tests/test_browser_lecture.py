@@ -1,0 +1,171 @@
+"""The lab as a lecturer and a student meet it in a real browser: the language and instructor mode
+survive every click and reload, and while a run plays the picture is on the first screen of a laptop
+(1440x900) and a projector (1280x720), with nothing cut or overlapping.
+
+Screenshots: tests/artifacts/lecture-*.png (every lab page, zh and en, instructor mode on, 1440x900)."""
+import re
+import time
+
+import pytest
+from browser_support import ARTIFACTS, assert_no_errors, browser, new_page, server, wait_idle  # noqa: F401
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+SIZES = [(1440, 900), (1280, 720)]
+# each lab page, the lecture moment that sets it up, and the CSS selector of its main picture
+LABS = {"static-vs-continuous": ("fixed-batch-holes", 'iframe[title*="live_chart"]'),
+        "paged-kv": ("contiguous-vs-paged", 'iframe[title*="live_chart"]'),
+        "policies": ("support-bot-sla", 'iframe[title*="live_chart"]')}
+
+
+def language_of(page) -> str:
+    return "zh" if CJK.search(page.inner_text("h1")) else "en"
+
+
+def instructor_on(page) -> bool:
+    """Instructor mode as the person sees it: the sidebar lists the lecture moments and the type is larger."""
+    listed = page.locator('[data-testid="stSidebar"] [data-testid="stExpander"]').count() > 0
+    root = page.evaluate("() => parseFloat(getComputedStyle(document.documentElement).fontSize)")
+    return listed and root > 17
+
+
+def assert_state(page, lang: str, where: str) -> None:
+    wait_idle(page)
+    assert language_of(page) == lang, f"{where}: the page is in {language_of(page)}, not {lang}"
+    assert instructor_on(page), f"{where}: instructor mode is off"
+    assert f"lang={lang}" in page.url and "instructor=1" in page.url, f"{where}: {page.url}"
+    assert_no_errors(page)
+
+
+def click_and_wait(page, locator) -> None:
+    locator.first.click()
+    time.sleep(0.5)
+    wait_idle(page)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_language_and_instructor_mode_survive_every_click_and_reload(browser, server, lang):
+    page = new_page(browser, lang, 1440, 900)  # the browser's Accept-Language picks the first visit's language
+    page.goto(server)
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    assert language_of(page) == lang
+    page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').first.click()  # instructor mode
+    wait_idle(page)
+    assert_state(page, lang, "home")
+    click_and_wait(page, page.locator(".st-key-home-start button"))
+    assert_state(page, lang, "the first lesson")
+    for n in range(3):
+        click_and_wait(page, page.locator("[class*='st-key-lesson-'][class*='-next'] button"))
+        assert_state(page, lang, f"lesson after Next x{n + 1}")
+    lesson_url = page.url
+    click_and_wait(page, page.locator('[data-testid="stMain"] button:has-text("🎓")'))
+    page.wait_for_selector("[class*='-frame-counter']", timeout=300_000)
+    assert page.url.split("?")[0] != lesson_url.split("?")[0], "the lecture moment did not open its lab page"
+    assert_state(page, lang, "a lecture moment's lab page")
+    page.locator('[data-testid="stSidebarNav"] a[href*="quiz"]').click()
+    page.wait_for_selector(".st-key-quiz-restart", timeout=60_000)
+    assert_state(page, lang, "the quiz")
+    open_see_it_happen(page)
+    assert_state(page, lang, "the quiz's 'see it happen' page")
+    page.reload()
+    page.wait_for_selector("h1", timeout=60_000)
+    assert_state(page, lang, "after a reload")
+    page.close()
+
+
+def open_see_it_happen(page) -> None:
+    """Answer single-choice questions until one shows its 'see it happen' link, then follow it."""
+    for _ in range(12):
+        see = page.locator("[class*='st-key-quiz-q-'][class*='-link'] button")
+        if see.count():
+            click_and_wait(page, see)
+            return
+        radios = page.locator('[data-testid="stMain"] [data-testid="stRadio"] label')
+        submit = page.locator("[class*='st-key-quiz-q-'][class*='-submit'] button")
+        if radios.count() and submit.count() and submit.first.is_enabled():
+            click_and_wait(page, radios)
+            click_and_wait(page, submit)
+            continue
+        click_and_wait(page, page.locator(".st-key-quiz-next button"))
+    pytest.fail("no quiz question offered its 'see it happen' link")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_deep_link_opens_in_the_language_it_names(browser, server, lang):
+    other = "en" if lang == "zh" else "zh"
+    page = new_page(browser, other)  # a browser that prefers the other language
+    page.goto(f"{server}/policies?lang={lang}")
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    assert language_of(page) == lang
+    page.close()
+
+
+TRUNCATED = """() => [...document.querySelectorAll('[data-testid="stMain"] .lab-metrics *, [data-testid="stMain"] .lab-table *,'
+    + '[data-testid="stMain"] .lab-run-heading, [data-testid="stMain"] .lab-frame *, [data-testid="stMain"] button *')]
+  .filter(el => el.offsetParent !== null && el.innerText && el.innerText.trim()
+    && (getComputedStyle(el).textOverflow === 'ellipsis' || getComputedStyle(el).overflow === 'hidden')
+    && el.scrollWidth > el.clientWidth + 1)
+  .map(el => el.innerText.trim().slice(0, 40))"""
+
+OVERFLOWING_COLUMNS = """() => {
+  const out = [];
+  for (const row of document.querySelectorAll('[data-testid="stMain"] [data-testid="stHorizontalBlock"]')) {
+    const cols = [...row.children].filter(c => c.matches('[data-testid="stColumn"]') && c.querySelector('.lab-run-heading'));
+    if (cols.length < 2) continue;
+    for (let i = 0; i < cols.length; i++) {
+      const r = cols[i].getBoundingClientRect();
+      if (cols[i].scrollWidth > cols[i].clientWidth + 1) out.push(`column ${i} overflows by ${cols[i].scrollWidth - cols[i].clientWidth}px`);
+      if (i > 0 && cols[i - 1].getBoundingClientRect().right > r.left + 1) out.push(`columns ${i - 1} and ${i} overlap`);
+    }
+  }
+  return out;
+}"""
+
+
+def scroll_to_top(page) -> None:
+    page.evaluate("""() => { for (const el of [document.scrollingElement, document.querySelector('[data-testid="stMain"]')])
+                               if (el) el.scrollTop = 0; }""")
+
+
+def toggle_instructor(page) -> None:
+    page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').first.click()
+    wait_idle(page)
+
+
+@pytest.mark.parametrize("lab", list(LABS))
+def test_while_playing_the_picture_is_on_the_first_screen_and_nothing_is_cut(browser, server, lab):
+    moment, picture = LABS[lab]
+    for lang in ("zh", "en"):
+        page = new_page(browser, lang, *SIZES[0])
+        page.goto(f"{server}/{lab}?lang={lang}")
+        page.wait_for_selector("h1", timeout=60_000)
+        wait_idle(page)
+        page.locator(f"[class*='moment-btn-{moment}'] button").first.click()
+        page.wait_for_selector(f".st-key-{lab}-frame-counter", timeout=300_000)
+        wait_idle(page)
+        for instructor in (False, True):
+            if instructor:
+                toggle_instructor(page)
+            page.get_by_role("button", name="▶", exact=True).click(force=True)
+            for width, height in SIZES:
+                page.set_viewport_size({"width": width, "height": height})
+                time.sleep(1.5)  # a few frames: the chart measures the room below it as it redraws
+                scroll_to_top(page)
+                time.sleep(0.5)
+                where = f"{lab} {lang} {width}x{height} instructor={instructor}"
+                box = page.locator(picture).first.bounding_box()
+                assert box and box["y"] >= 0 and box["y"] + box["height"] <= height + 1, f"{where}: main chart at {box}"
+                assert box["x"] >= 0 and box["x"] + box["width"] <= width + 1, f"{where}: main chart at {box}"
+                assert page.evaluate(TRUNCATED) == [], f"{where}: cut text"
+                assert page.evaluate(OVERFLOWING_COLUMNS) == [], f"{where}: side-by-side columns overflow"
+                if instructor and width == 1440:
+                    page.screenshot(path=str(ARTIFACTS / f"lecture-{lab}-{lang}-instructor-{width}x{height}.png"))
+                elif width == 1280:
+                    page.screenshot(path=str(ARTIFACTS / f"lecture-{lab}-{lang}-{'instructor-' if instructor else ''}"
+                                                          f"{width}x{height}.png"))
+            page.get_by_role("button", name="⏸", exact=True).click(force=True)
+            page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+            wait_idle(page)
+        assert_no_errors(page)
+        page.close()
