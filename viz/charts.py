@@ -19,9 +19,12 @@ def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, 
     traces = [{"type": "scatter", "x": x, "y": [r[key] / r["total"] for r in shown], "name": labels[key],
                "stackgroup": "kv", "mode": "lines", "line": {"width": 0.5, "color": SPLIT_COLORS[key]},
                "hovertemplate": "%{y:.0%}"} for key in SPLIT_KEYS]
-    fig = figure(traces, {"title": title_(title), "height": height, "margin": {"l": 40, "r": 10, "t": 36, "b": 30},
-                          "uirevision": "split", "hovermode": "x unified", "legend": {"orientation": "h", "y": -0.25},
-                          "xaxis": {"title": {"text": labels["step"]}, "range": [0, max(1, total_frames - 1)]},
+    # the legend sits under the axis title, with its own room: it never covers the plot or the "step" title
+    fig = figure(traces, {"title": title_(title), "height": height, "margin": {"l": 40, "r": 10, "t": 36, "b": 96},
+                          "uirevision": "split", "hovermode": "x unified",
+                          "legend": {"orientation": "h", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom"},
+                          "xaxis": {"title": {"text": labels["step"], "standoff": 4},
+                                    "range": [0, max(1, total_frames - 1)]},
                           "yaxis": {"range": [0, 1], "tickformat": ".0%"}})
     return fig
 

@@ -59,6 +59,18 @@ def window_range(frame: int, total: int, window: int) -> tuple[int, int]:
     return start, start + window
 
 
+def _plot_height(height: int) -> int:
+    return max(1, height - 54)  # the plot area's height: the figure less its top and bottom margins
+
+
+def slot_dtick(slots: int, height: int) -> int:
+    """Label every slot while each row is tall enough for its number, else every 2nd, 4th, ..."""
+    step = 1
+    while slots / step * 14 > _plot_height(height):
+        step *= 2
+    return step
+
+
 def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, labels: dict,
                   window: int = 120, height: int = 320, title: str = "", hover: bool = True) -> go.Figure:
     """Slots (rows) x steps (columns) up to `frame`; later steps stay blank, axes stay fixed.
@@ -86,11 +98,11 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
     cursor = [{"type": "line", "x0": shown[-1].step, "x1": shown[-1].step, "y0": 0, "y1": 1, "yref": "paper",
                "line": {"color": "#444", "width": 1.5, "dash": "dot"}}] if shown else []
     fig = figure([cells, preempted], {
-        "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36, "b": 46},
+        "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36 if title else 8, "b": 46},
         "showlegend": False, "uirevision": "timeline", "plot_bgcolor": "white", "shapes": cursor,
         "xaxis": {"title": {"text": labels["step"], "standoff": 6}, "range": [start - 0.5, end - 0.5], "showgrid": False,
                   "zeroline": False},
         "yaxis": {"title": {"text": labels["slot"]}, "range": [slots - 0.5, -0.5], "showgrid": False, "zeroline": False,
-                  "dtick": 1 if slots <= 16 else None, "scaleanchor": False}})
+                  "dtick": slot_dtick(slots, height), "scaleanchor": False}})
     return fig
 
