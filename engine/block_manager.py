@@ -224,6 +224,12 @@ class BlockManager:
         request.num_registered_blocks = 0
         self.holders.pop(request.request_id, None)
 
+    def free_swapped(self, request: Request) -> None:
+        """A swapped-out request that will never come back (aborted) returns its CPU blocks."""
+        for cpu_block in request.cpu_block_table:
+            self.swap_pool.release(cpu_block)
+        request.cpu_block_table = []
+
     def can_swap_out(self, request: Request) -> bool:
         return len(request.block_table) <= self.swap_pool.num_free
 

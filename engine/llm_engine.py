@@ -21,7 +21,7 @@ from engine.request import SLO, FinishReason, Request
 from engine.runner import ModelRunner
 from engine.sampling_params import SamplingParams
 from engine.scheduler import make_scheduler
-from engine.snapshot import StepSnapshot, capture
+from engine.snapshot import StepResult, StepSnapshot, capture
 from kernels import get_backend, resolve_backend_name
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -70,6 +70,7 @@ class LLMEngine:
         self.requests: dict[str, Request] = {}
         self.pending: list[Request] = []  # added with an arrival step still in the future
         self.rejected_unreported: list[Request] = []
+        self.aborted_unreported: list[Request] = []
         self.step_index = 0
         self.stalled_steps = 0
         self._ids = itertools.count()
@@ -122,20 +123,21 @@ class LLMEngine:
         return None
 
     def abort(self, request_id: str) -> None:
+        """End a request now (a client went away). Its blocks are freed at once; the next
+        snapshot lists it under `aborted`."""
         request = self.requests[request_id]
         if request.is_finished:
             return
         if request in self.pending:
             self.pending.remove(request)
-        elif request in self.scheduler.running:
-            self.scheduler.finish(request, FinishReason.ABORTED, self.step_index, self.now())
-            return
-        elif request in self.scheduler.waiting:
-            self.scheduler.waiting.remove(request)
-        request.finish(FinishReason.ABORTED, self.step_index, self.now())
+            request.finish(FinishReason.ABORTED, self.step_index, self.now())
+        else:
+            self.scheduler.abort(request, self.step_index, self.now())
+        self.aborted_unreported.append(request)
 
     def has_unfinished(self) -> bool:
-        return bool(self.pending or self.scheduler.has_unfinished() or self.rejected_unreported)
+        return bool(self.pending or self.scheduler.has_unfinished() or self.rejected_unreported
+                    or self.aborted_unreported)
 
     # --- the step loop -----------------------------------------------------------
     def step(self) -> StepSnapshot:
@@ -154,10 +156,12 @@ class LLMEngine:
 
         self._watch_for_stall(out)
         rejected, self.rejected_unreported = self.rejected_unreported, []
+        aborted, self.aborted_unreported = self.aborted_unreported, []
         end = self.now()
-        snapshot = capture(step, end, end - t_start, model_time, self.scheduler, self.block_manager, out, sampled,
-                           {s // self.config.block_size for s in slot_mapping if s >= 0},
-                           arrived, finished, rejected, ops)
+        bs = self.config.block_size
+        result = StepResult(step, end, end - t_start, model_time, out, sampled,
+                            {s // bs for s in slot_mapping if s >= 0}, arrived, finished, rejected, aborted, ops)
+        snapshot = capture(result, self.scheduler, self.block_manager)
         self.step_index += 1
         return snapshot
 

@@ -191,6 +191,7 @@ def summarize(requests: list[Request], snapshots: list[StepSnapshot], max_num_se
         "num_requests": len(per_request),
         "num_finished": len(served),
         "num_rejected": sum(1 for m in per_request if m["finish_reason"] == "rejected"),
+        "num_aborted": sum(1 for m in per_request if m["finish_reason"] == "aborted"),
         "steps": steps,
         "wall_s": wall,
         "output_tokens": out_tokens,

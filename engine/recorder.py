@@ -42,11 +42,11 @@ class RunRecorder:
                 r.first_scheduled_step, r.first_scheduled_time = step, start
         for rid, token in snap.emitted.items():
             self.requests[rid].append_token(token, step, end)
-        for rid in [*snap.finished, *snap.rejected]:
+        for rid in [*snap.finished, *snap.rejected, *snap.aborted]:
             r, view = self.requests[rid], snap.requests[rid]
             r.status, r.finish_reason = RequestStatus.FINISHED, FinishReason(view.finish_reason)
             r.finish_step, r.finish_time = step, end
-            r.error = snap.rejected.get(rid)
+            r.error = snap.rejected.get(rid, r.error)
         prev = len(self.snapshots) - 1
         self._tokens.append((self._tokens[prev] if prev >= 0 else 0) + len(snap.emitted))
         self._busy.append((self._busy[prev] if prev >= 0 else 0) + sum(1 for s in snap.slots if s))
