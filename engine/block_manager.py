@@ -93,6 +93,7 @@ class BlockManager:
         self.holders: dict[str, Request] = {}  # requests that hold device blocks now
         self.cached: dict[int, int] = {}  # prefix hash -> block id
         self.block_hash: list[int | None] = [None] * num_blocks
+        self.block_tokens: list[tuple[int, ...] | None] = [None] * num_blocks  # what a cached block holds
         self.ops = CacheOps()
 
     @property
@@ -119,11 +120,13 @@ class BlockManager:
         """Cached blocks matching the start of a new request's tokens (looked up, not taken)."""
         if not self.enable_prefix_caching or request.num_computed_tokens or request.cpu_block_table:
             return []
-        hits = []
-        for h in request.full_block_hashes(self.block_size):
-            if h not in self.cached:
+        hits, bs, tokens = [], self.block_size, request.all_token_ids
+        for i, h in enumerate(request.full_block_hashes(self.block_size)):
+            block_id = self.cached.get(h)
+            # a hash names a block, the tokens prove it: a collision must not lend another prompt's K/V
+            if block_id is None or self.block_tokens[block_id] != tuple(tokens[i * bs:(i + 1) * bs]):
                 break
-            hits.append(self.cached[h])
+            hits.append(block_id)
         return hits
 
     def hit_tokens(self, request: Request, hits: list[int]) -> int:
@@ -132,13 +135,14 @@ class BlockManager:
 
     def _register_full_blocks(self, request: Request) -> None:
         """Name the request's newly completed blocks so that later requests can share them."""
-        hashes = request.full_block_hashes(self.block_size)
+        hashes, tokens = request.full_block_hashes(self.block_size), request.all_token_ids
         full = min(request.num_computed_tokens // self.block_size, len(hashes))
         for i in range(request.num_registered_blocks, full):
             block_id, h = request.block_table[i], hashes[i]
             if h not in self.cached and self.block_hash[block_id] is None:
                 self.cached[h] = block_id
                 self.block_hash[block_id] = h
+                self.block_tokens[block_id] = tuple(tokens[i * self.block_size:(i + 1) * self.block_size])
         request.num_registered_blocks = max(request.num_registered_blocks, full)
 
     def _take(self) -> int:
@@ -147,7 +151,7 @@ class BlockManager:
         h = self.block_hash[block_id]
         if h is not None:
             del self.cached[h]
-            self.block_hash[block_id] = None
+            self.block_hash[block_id] = self.block_tokens[block_id] = None
         return block_id
 
     # --- how many new blocks a step needs ---------------------------------------
@@ -275,3 +279,5 @@ class BlockManager:
         assert all(counts[b] == 0 for b in free), "a free block is still in a block table"
         assert len(free) + sum(1 for c in counts if c) == self.num_blocks, "a block leaked"
         assert all(self.block_hash[b] == h for h, b in self.cached.items()), "prefix cache index is stale"
+        assert all((self.block_hash[b] is None) == (self.block_tokens[b] is None) for b in range(self.num_blocks)), \
+            "a cached block lost its token ids"
