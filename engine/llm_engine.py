@@ -122,7 +122,7 @@ class LLMEngine:
                     f"but the whole cache has {self.block_manager.num_blocks}: raise num_blocks or lower max_tokens")
         return None
 
-    def abort(self, request_id: str) -> None:
+    def abort(self, request_id: str, reason: str | None = None) -> None:
         """End a request now (a client went away). Its blocks are freed at once; the next
         snapshot lists it under `aborted`."""
         request = self.requests[request_id]
@@ -130,10 +130,17 @@ class LLMEngine:
             return
         if request in self.pending:
             self.pending.remove(request)
-            request.finish(FinishReason.ABORTED, self.step_index, self.now())
+            request.finish(FinishReason.ABORTED, self.step_index, self.now(), error=reason)
         else:
-            self.scheduler.abort(request, self.step_index, self.now())
+            self.scheduler.abort(request, self.step_index, self.now(), reason)
         self.aborted_unreported.append(request)
+
+    def abort_unfinished(self, reason: str) -> int:
+        """Abort every request still queued or running; returns how many there were."""
+        unfinished = [rid for rid, r in self.requests.items() if not r.is_finished]
+        for rid in unfinished:
+            self.abort(rid, reason)
+        return len(unfinished)
 
     def has_unfinished(self) -> bool:
         return bool(self.pending or self.scheduler.has_unfinished() or self.rejected_unreported

@@ -127,14 +127,14 @@ class Scheduler:
         self._leave_running(request)
         request.finish(reason, step, now)
 
-    def abort(self, request: Request, step: int, now: float) -> None:
+    def abort(self, request: Request, step: int, now: float, reason: str | None = None) -> None:
         """End a queued or running request at once; every block it holds, device or CPU, goes back."""
         if request in self.running:
             self._leave_running(request)
         else:
             self.waiting.remove(request)
             self.block_manager.free_swapped(request)
-        request.finish(FinishReason.ABORTED, step, now)
+        request.finish(FinishReason.ABORTED, step, now, error=reason)
 
     def postprocess(self, out: SchedulerOutput, sampled: dict[str, int], step: int, now: float,
                     eos_token_ids: tuple[int, ...], max_model_len: int) -> list[Request]:
