@@ -7,7 +7,9 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import numbers
 import time
 
 import torch
@@ -48,7 +50,8 @@ def make_block_manager(config: EngineConfig) -> BlockManager:
 
 class LLMEngine:
     def __init__(self, loaded: LoadedModel, config: EngineConfig | None = None):
-        config = config or EngineConfig()
+        # resolved into a copy: the caller's config keeps its None ("auto") values for the next engine
+        config = dataclasses.replace(config, extra=dict(config.extra)) if config else EngineConfig()
         model_cfg = loaded.model.config
         if config.max_model_len is None:
             config.max_model_len = min(model_cfg.max_position_embeddings, DEFAULT_MAX_MODEL_LEN)
@@ -91,7 +94,7 @@ class LLMEngine:
         if isinstance(prompt, str):
             text, token_ids = prompt, self.encode(prompt)
         else:
-            text, token_ids = None, list(prompt)
+            text, token_ids = None, self.check_token_ids(prompt)
         request = Request(request_id, token_ids, sampling_params or SamplingParams(),
                           arrival_step=self.step_index if arrival_step is None else max(arrival_step, self.step_index),
                           request_class=request_class, priority=priority, slo=slo or SLO(), prompt=text, seq_no=seq_no)
@@ -104,6 +107,17 @@ class LLMEngine:
         else:
             self.pending.append(request)
         return request
+
+    def check_token_ids(self, token_ids) -> list[int]:
+        """Prompt ids given directly must be integers inside the vocabulary, or the embedding fails mid-step."""
+        ids, vocab = list(token_ids), self.loaded.model.config.vocab_size
+        for i, t in enumerate(ids):
+            if not isinstance(t, numbers.Integral) or isinstance(t, bool):
+                raise ConfigError(f"prompt token ids must be integers: position {i} holds {t!r}")
+            if not 0 <= t < vocab:
+                raise ConfigError(f"prompt token id {t} at position {i} is outside the vocabulary "
+                                  f"(ids 0 to {vocab - 1}, vocab_size {vocab})")
+        return [int(t) for t in ids]
 
     def encode(self, text: str) -> list[int]:
         ids = self.tokenizer.encode(text)
