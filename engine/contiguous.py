@@ -8,8 +8,24 @@ adds up to enough (external fragmentation: no single hole is big enough).
 """
 from __future__ import annotations
 
-from engine.block_manager import BlockManager
+from engine.block_manager import BlockManager, cdiv
+from engine.config import EngineConfig
 from engine.request import Request
+
+
+def reserved_blocks(max_total_tokens: int, block_size: int, max_model_len: int | None, reserve: str) -> int:
+    """Blocks reserved at admission: prompt + max_tokens, or the whole context; never past max_model_len."""
+    tokens = max_total_tokens
+    if max_model_len is not None:
+        tokens = max_model_len if reserve == "max_model_len" else min(tokens, max_model_len)
+    return cdiv(tokens, block_size)
+
+
+def blocks_to_reserve(num_prompt_tokens: int, max_tokens: int, config: EngineConfig) -> int:
+    """What the contiguous layout reserves for a request under an engine's (resolved) config; the
+    views use it to explain a refusal from a snapshot alone."""
+    return reserved_blocks(num_prompt_tokens + max_tokens, config.block_size, config.max_model_len,
+                           config.contiguous_reserve)
 
 
 class ContiguousAllocator(BlockManager):
@@ -22,9 +38,7 @@ class ContiguousAllocator(BlockManager):
         self.reserve = reserve
 
     def reservation(self, request: Request) -> int:
-        """Blocks reserved up front: prompt + max_tokens, or the whole context."""
-        tokens = self.max_model_len if self.reserve == "max_model_len" else request.max_total_tokens
-        return self.blocks_for(min(tokens, self.max_model_len))
+        return reserved_blocks(request.max_total_tokens, self.block_size, self.max_model_len, self.reserve)
 
     def worst_case_blocks(self, request: Request) -> int:
         return self.reservation(request)

@@ -136,11 +136,12 @@ def test_blocks_a_refused_request_needs_match_the_allocator(random_small, reserv
     config = EngineConfig(kv_layout="contiguous", block_size=4, num_blocks=64, max_model_len=40,
                           contiguous_reserve=reserve)
     engine = LLMEngine(random_small, config)
-    for prompt, out in ((10, 6), (30, 30), (3, 1)):
+    for prompt, out in ((10, 6), (30, 30), (3, 2)):
         r = engine.add_request([65] * prompt, greedy(out))
-        engine.step()
-        view = engine.step().requests[r.request_id]
-        assert blocks_to_reserve(view.num_prompt_tokens, view.max_tokens, engine.config) == len(r.block_table)
+        snap = engine.step()
+        view = snap.requests[r.request_id]
+        assert blocks_to_reserve(view.num_prompt_tokens, view.max_tokens, engine.config) == len(
+            snap.block_tables[r.request_id])
         engine.run_until_done()
     assert blocks_to_reserve(10, 6, dataclasses.replace(engine.config, contiguous_reserve="max_model_len")) == 10
     assert blocks_to_reserve(30, 30, dataclasses.replace(engine.config, contiguous_reserve="max_tokens")) == 10

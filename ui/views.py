@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.experiment import LiveRun
+from engine.contiguous import blocks_to_reserve
 from engine.metrics import free_runs, kv_split
 from ui.i18n import labels, lang, t
 from ui.live_chart import live_chart
@@ -139,7 +140,7 @@ def refusal_note(run: LiveRun, frame: int) -> None:
     for rid, why in snap.blocked.items():
         if why == "fragmentation":
             view = snap.requests[rid]
-            need = -(-(view.num_prompt_tokens + view.max_tokens) // snap.block_size)
+            need = blocks_to_reserve(view.num_prompt_tokens, view.max_tokens, run.config)
             st.warning(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
                          largest=max(free_runs(snap.block_ref_count), default=0)))
 
