@@ -61,10 +61,10 @@ class Scheduler:
         remaining = request.num_tokens - computed
         n = min(remaining, budget)
         if remaining > 1:  # a prefill (or recompute), not a decode
-            if self.config.long_prefill_token_threshold:
+            if not self.config.enable_chunked_prefill:
+                return n if n == remaining else 0  # the whole prompt must fit one step
+            if self.config.long_prefill_token_threshold:  # a chunking knob: it cannot apply without chunks
                 n = min(n, self.config.long_prefill_token_threshold)
-            if not self.config.enable_chunked_prefill and n < remaining:
-                return 0  # the whole prompt must fit one step
         return n
 
     def schedule_tokens(self, request: Request, n: int, out: SchedulerOutput) -> None:

@@ -145,3 +145,12 @@ def test_blocks_a_refused_request_needs_match_the_allocator(random_small, reserv
         engine.run_until_done()
     assert blocks_to_reserve(10, 6, dataclasses.replace(engine.config, contiguous_reserve="max_model_len")) == 10
     assert blocks_to_reserve(30, 30, dataclasses.replace(engine.config, contiguous_reserve="max_tokens")) == 10
+
+
+def test_a_prefill_threshold_without_chunked_prefill_does_not_stall(random_small):
+    """Found by the soak: the threshold cut a prompt short, and without chunking a cut prompt never ran."""
+    engine = LLMEngine(random_small, EngineConfig(enable_chunked_prefill=False, long_prefill_token_threshold=3,
+                                                  max_model_len=64, max_num_batched_tokens=64))
+    r = engine.add_request([5] * 10, greedy(4))
+    engine.run_until_done()
+    assert r.num_output_tokens == 4
