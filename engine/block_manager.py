@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from engine.request import Request
 
@@ -72,12 +73,13 @@ class CacheOps:
         return bool(self.swap_out or self.swap_in or self.copy)
 
 
-@dataclass(frozen=True)
-class BlockView:
-    owner: str | None  # first request holding it
-    fill: int  # token slots written
-    ref_count: int
-    cached: bool  # holds a prefix-cache hash (revivable even when free)
+class BlockViews(NamedTuple):
+    """Per physical block, what the views draw: plain tuples, built in one pass per step."""
+
+    owner: tuple[str | None, ...]  # first request holding it
+    fill: tuple[int, ...]  # token slots written
+    ref_count: tuple[int, ...]
+    cached: tuple[bool, ...]  # holds a prefix-cache hash (revivable even when free)
 
 
 class BlockManager:
@@ -255,17 +257,20 @@ class BlockManager:
         return [table[p // bs] * bs + p % bs for p in range(start, start + num_new_tokens)]
 
     # --- what the views and the metrics read ---------------------------------
-    def block_views(self) -> list[BlockView]:
-        owner: list[str | None] = [None] * self.num_blocks
-        fill = [0] * self.num_blocks
+    def block_views(self) -> BlockViews:
+        n, bs = self.num_blocks, self.block_size
+        owner: list[str | None] = [None] * n
+        fill = [0] * n
         for rid, req in self.holders.items():
+            computed = req.num_computed_tokens
             for i, block_id in enumerate(req.block_table):
                 if owner[block_id] is None:
                     owner[block_id] = rid
-                written = min(self.block_size, max(0, req.num_computed_tokens - i * self.block_size))
-                fill[block_id] = max(fill[block_id], written)
-        return [BlockView(owner[b], fill[b], self.pool.ref_counts[b], self.block_hash[b] is not None)
-                for b in range(self.num_blocks)]
+                written = computed - i * bs
+                if written > fill[block_id]:
+                    fill[block_id] = min(bs, written)
+        return BlockViews(tuple(owner), tuple(fill), tuple(self.pool.ref_counts),
+                          tuple(h is not None for h in self.block_hash))
 
     def check_invariants(self) -> None:
         """Ref counts equal the number of block tables naming each block; free blocks are unowned."""
