@@ -15,16 +15,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-from engine import EngineConfig, LLMEngine, SamplingParams, load_model  # noqa: E402
+from engine import EngineConfig, LLMEngine, SamplingParams, load_model
 
 
 def mixed_workload(n: int, seed: int) -> list[tuple[list[int], int]]:
     """Prompts of 8..128 bytes, output lengths exponential (mean 64, capped at 256): high variance."""
     rng = random.Random(seed)
-    return [([rng.randrange(32, 127) for _ in range(rng.randint(8, 128))], min(256, max(1, int(rng.expovariate(1 / 64)))))
-            for _ in range(n)]
+    return [([rng.randrange(32, 127) for _ in range(rng.randint(8, 128))],
+             min(256, max(1, int(rng.expovariate(1 / 64))))) for _ in range(n)]
 
 
 def run(loaded, batcher: str, workload, max_num_seqs: int) -> dict:

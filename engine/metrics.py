@@ -203,7 +203,8 @@ def summarize(requests: list[Request], snapshots: list[StepSnapshot], max_num_se
         "latency": latencies(per_request),
         "by_class": {k: latencies(v) for k, v in sorted(by_class.items())},
         "by_length": {k: latencies(v) for k, v in sorted(by_bucket.items())},
-        "slot_utilisation": (sum(sum(1 for x in s.slots if x) for s in snapshots) / (steps * max_num_seqs)) if steps else 0,
+        "slot_utilisation": (sum(sum(1 for x in s.slots if x) for s in snapshots) / (steps * max_num_seqs)
+                             if steps else 0),
         "kv_mean_share": kv_mean,
         "kv_peak_used_share": max(used, default=0.0),
         # the paper's figure: of the memory a layout ties up, the share not holding token states
@@ -214,5 +215,6 @@ def summarize(requests: list[Request], snapshots: list[StepSnapshot], max_num_se
         "blocks_swapped": sum(s.blocks_swapped_out for s in snapshots),
         "prefix_cached_tokens": sum(m["num_cached_tokens"] for m in per_request),
         "max_concurrent": max((sum(1 for x in s.slots if x) for s in snapshots), default=0),
-        "admissions_refused_by_fragmentation": sum(1 for s in snapshots for why in s.blocked.values() if why == "fragmentation"),
+        "admissions_refused_by_fragmentation": sum(1 for s in snapshots for why in s.blocked.values()
+                                                   if why == "fragmentation"),
     }

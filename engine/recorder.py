@@ -82,7 +82,8 @@ class RunRecorder:
                 if met is not None:
                     d["slo"].append(met)
                 slowdowns.append((r.finish_step - r.arrival_step + 1)
-                                 / max(1, ideal_steps(r.num_prompt_tokens, r.num_output_tokens, self.max_num_batched_tokens)))
+                                 / max(1, ideal_steps(r.num_prompt_tokens, r.num_output_tokens,
+                                                      self.max_num_batched_tokens)))
         classes = {}
         for cls, d in sorted(by_class.items()):
             steps, secs = distribution(d["ttft_steps"]), distribution(d["ttft_s"])

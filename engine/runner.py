@@ -22,7 +22,8 @@ class ModelRunner:
         self.model, self.backend, self.device = model, backend, device
         shape = (num_blocks, block_size, cfg.num_key_value_heads, cfg.head_dim)
         # per layer: K and V, [num_blocks, block_size, num_kv_heads, head_dim]
-        self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=device), torch.zeros(shape, dtype=dtype, device=device))
+        self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=device),
+                           torch.zeros(shape, dtype=dtype, device=device))
                           for _ in range(cfg.num_hidden_layers)]
         # the CPU-side pool that swap preemption parks caches in
         swap_shape = (num_swap_blocks, *shape[1:])

@@ -105,7 +105,8 @@ workloads = st.lists(st.tuples(st.integers(1, 40), st.integers(1, 30), st.intege
 engines = st.fixed_dictionaries({
     "block_size": st.sampled_from([1, 2, 4, 8]), "num_blocks": st.integers(4, 80), "max_num_seqs": st.integers(1, 5),
     "max_num_batched_tokens": st.integers(4, 64), "batcher": st.sampled_from(["continuous", "static"]),
-    "policy": st.sampled_from(["fcfs", "sjf", "priority", "edf"]), "kv_layout": st.sampled_from(["paged", "contiguous"]),
+    "policy": st.sampled_from(["fcfs", "sjf", "priority", "edf"]),
+    "kv_layout": st.sampled_from(["paged", "contiguous"]),
     "preemption_mode": st.sampled_from(["recompute", "swap"]), "enable_prefix_caching": st.booleans(),
     "num_swap_blocks": st.sampled_from([None, 0, 6]), "priority_aging_steps": st.sampled_from([1, 5, 100])})
 

@@ -24,8 +24,8 @@ def test_jain_index():
     assert jain_index([1, 3]) == pytest.approx(16 / 20)
 
 
-def make_request(arrival=2, first_sched=4, tokens=((5, 1.5), (6, 1.7), (9, 2.3)), slo=SLO()):
-    r = Request("x", [1, 2, 3], SamplingParams(max_tokens=3), arrival_step=arrival, slo=slo)
+def make_request(arrival=2, first_sched=4, tokens=((5, 1.5), (6, 1.7), (9, 2.3)), slo=None):
+    r = Request("x", [1, 2, 3], SamplingParams(max_tokens=3), arrival_step=arrival, slo=slo or SLO())
     r.arrive(1.0)
     r.start_running(first_sched, 1.2)
     for step, t in tokens:
