@@ -23,7 +23,7 @@ from engine.request import SLO, FinishReason, Request
 from engine.runner import ModelRunner
 from engine.sampling_params import SamplingParams
 from engine.scheduler import make_scheduler
-from engine.snapshot import StepResult, StepSnapshot, capture
+from engine.snapshot import StepResult, StepSnapshot, StepStats, capture, stats
 from kernels import get_backend, resolve_backend_name
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -49,7 +49,8 @@ def make_block_manager(config: EngineConfig) -> BlockManager:
 
 
 class LLMEngine:
-    def __init__(self, loaded: LoadedModel, config: EngineConfig | None = None):
+    def __init__(self, loaded: LoadedModel, config: EngineConfig | None = None, *, snapshots: bool = True):
+        """`snapshots=False`: step() returns StepStats, not a StepSnapshot of the whole cache (benchmarks)."""
         # resolved into a copy: the caller's config keeps its None ("auto") values for the next engine
         config = dataclasses.replace(config, extra=dict(config.extra)) if config else EngineConfig()
         model_cfg = loaded.model.config
@@ -70,6 +71,7 @@ class LLMEngine:
                                         make_policy(config.policy, config.priority_aging_steps))
         self.runner = ModelRunner(loaded.model, config.num_blocks, config.block_size, self.backend,
                                   config.device, DTYPES[config.dtype], config.num_swap_blocks)
+        self.snapshots = snapshots
         self.requests: dict[str, Request] = {}
         self.pending: list[Request] = []  # added with an arrival step still in the future
         self.rejected_unreported: list[Request] = []
@@ -161,7 +163,7 @@ class LLMEngine:
                     or self.aborted_unreported)
 
     # --- the step loop -----------------------------------------------------------
-    def step(self) -> StepSnapshot:
+    def step(self) -> StepSnapshot | StepStats:
         step, t_start = self.step_index, self.now()
         arrived = self._admit_arrivals(step, t_start)
 
@@ -179,12 +181,12 @@ class LLMEngine:
         rejected, self.rejected_unreported = self.rejected_unreported, []
         aborted, self.aborted_unreported = self.aborted_unreported, []
         end = self.now()
-        bs = self.config.block_size
-        result = StepResult(step, end, end - t_start, model_time, out, sampled,
-                            {s // bs for s in slot_mapping if s >= 0}, arrived, finished, rejected, aborted, ops)
-        snapshot = capture(result, self.scheduler, self.block_manager)
+        result = StepResult(step, end, end - t_start, model_time, out, sampled, slot_mapping, arrived, finished,
+                            rejected, aborted, ops)
         self.step_index += 1
-        return snapshot
+        if not self.snapshots:
+            return stats(result, self.scheduler)
+        return capture(result, self.scheduler, self.block_manager)
 
     def _admit_arrivals(self, step: int, now: float) -> list[str]:
         arrived = [r for r in self.pending if r.arrival_step <= step]

@@ -151,12 +151,52 @@ class StepResult:
     model_time_s: float
     out: SchedulerOutput
     sampled: dict[str, int]
-    written_blocks: set[int]
+    slot_mapping: list[int]  # cache slots this step wrote
     arrived: list[str]
     finished: list[Request]
     rejected: list[Request]
     aborted: list[Request]
     ops: CacheOps
+
+
+@dataclass(frozen=True)
+class StepStats:
+    """One step's counters without the engine's state: what a benchmark or a server's metrics read.
+    An engine made with `snapshots=False` returns these, and skips the per-block and per-request copies."""
+
+    step: int
+    time_s: float
+    step_time_s: float
+    model_time_s: float
+    batch: tuple[ScheduledView, ...]
+    num_running: int
+    num_waiting: int
+    emitted: dict[str, int]
+    finished: tuple[str, ...]
+    rejected: tuple[str, ...]
+    aborted: tuple[str, ...]
+    preempted: tuple[str, ...]
+
+    @property
+    def num_prefill_tokens(self) -> int:
+        return sum(b.num_prefill_tokens for b in self.batch)
+
+    @property
+    def num_decode_tokens(self) -> int:
+        return sum(b.num_decode_tokens for b in self.batch)
+
+
+def _batch(out: SchedulerOutput) -> tuple[ScheduledView, ...]:
+    return tuple(ScheduledView(s.request.request_id, s.slot, s.num_new_tokens if s.is_prefill else 0,
+                               0 if s.is_prefill else s.num_new_tokens) for s in out.scheduled)
+
+
+def stats(result: StepResult, scheduler: Scheduler) -> StepStats:
+    r = result
+    return StepStats(r.step, r.time_s, r.step_time_s, r.model_time_s, _batch(r.out), len(scheduler.running),
+                     len(scheduler.waiting), r.sampled, tuple(q.request_id for q in r.finished),
+                     tuple(q.request_id for q in r.rejected), tuple(q.request_id for q in r.aborted),
+                     tuple(r.out.preempted))
 
 
 def capture(result: StepResult, scheduler: Scheduler, block_manager: BlockManager) -> StepSnapshot:
@@ -165,16 +205,14 @@ def capture(result: StepResult, scheduler: Scheduler, block_manager: BlockManage
     views = block_manager.block_views()
     live = scheduler.running + scheduler.waiting
     ended = [*r.finished, *r.rejected, *r.aborted]
-    batch = tuple(ScheduledView(s.request.request_id, s.slot, s.num_new_tokens if s.is_prefill else 0,
-                                0 if s.is_prefill else s.num_new_tokens) for s in out.scheduled)
     return StepSnapshot(
-        step=r.step, time_s=r.time_s, step_time_s=r.step_time_s, model_time_s=r.model_time_s, batch=batch,
+        step=r.step, time_s=r.time_s, step_time_s=r.step_time_s, model_time_s=r.model_time_s, batch=_batch(out),
         slots=tuple(scheduler.slots),
         waiting=tuple(q.request_id for q in scheduler.policy.order(scheduler.waiting, r.step + 1)),
         block_tables=FrozenDict({rid: tuple(q.block_table) for rid, q in block_manager.holders.items()}),
         block_owner=views.owner, block_fill=views.fill, block_ref_count=views.ref_count, block_cached=views.cached,
         block_size=block_manager.block_size, kv_layout=block_manager.kv_layout,
-        written_blocks=tuple(sorted(r.written_blocks)),
+        written_blocks=tuple(sorted({slot // block_manager.block_size for slot in r.slot_mapping if slot >= 0})),
         requests=FrozenDict({q.request_id: request_view(q) for q in [*live, *ended]}),
         emitted=FrozenDict(r.sampled), arrived=tuple(r.arrived), admitted=tuple(out.admitted),
         preempted=tuple(out.preempted), finished=tuple(q.request_id for q in r.finished),
