@@ -6,6 +6,13 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.policy import POLICIES
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division: the blocks that `a` tokens fill at `b` tokens a block."""
+    return -(-a // b)
+
 
 class ConfigError(ValueError):
     """A configuration that cannot work; the message says what to change."""
@@ -75,7 +82,6 @@ class ModelConfig:
 
 
 BATCHERS = ("continuous", "static")
-POLICIES = ("fcfs", "sjf", "priority", "edf")
 KV_LAYOUTS = ("paged", "contiguous")
 PREEMPTION_MODES = ("recompute", "swap")
 BACKENDS = ("auto", "torch", "triton")
@@ -144,7 +150,7 @@ class EngineConfig:
         return self
 
     def blocks_per_seq(self) -> int:
-        return -(-self.max_model_len // self.block_size)
+        return cdiv(self.max_model_len, self.block_size)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

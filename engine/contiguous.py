@@ -8,8 +8,8 @@ adds up to enough (external fragmentation: no single hole is big enough).
 """
 from __future__ import annotations
 
-from engine.block_manager import BlockManager, cdiv
-from engine.config import EngineConfig
+from engine.allocator import BlockTables, BlockViews
+from engine.config import EngineConfig, cdiv
 from engine.request import Request
 
 
@@ -28,14 +28,26 @@ def blocks_to_reserve(num_prompt_tokens: int, max_tokens: int, config: EngineCon
                            config.contiguous_reserve)
 
 
-class ContiguousAllocator(BlockManager):
+class ContiguousAllocator:
+    """The `KVAllocator` of the reserve-ahead layout: one run of blocks per request, first fit."""
+
     kv_layout = "contiguous"
 
     def __init__(self, num_blocks: int, block_size: int, max_model_len: int, reserve: str = "max_tokens",
                  num_swap_blocks: int = 0):
-        super().__init__(num_blocks, block_size, max_model_len, enable_prefix_caching=False,
-                         num_swap_blocks=num_swap_blocks)
+        self.block_size = block_size
+        self.max_model_len = max_model_len
         self.reserve = reserve
+        self.tables = BlockTables(num_blocks, block_size, num_swap_blocks)
+        self.pool, self.swap_pool, self.holders = self.tables.pool, self.tables.swap_pool, self.tables.holders
+
+    @property
+    def num_blocks(self) -> int:
+        return self.pool.num_blocks
+
+    @property
+    def num_free_blocks(self) -> int:
+        return self.pool.num_free
 
     def reservation(self, request: Request) -> int:
         return reserved_blocks(request.max_total_tokens, self.block_size, self.max_model_len, self.reserve)
@@ -52,24 +64,49 @@ class ContiguousAllocator(BlockManager):
                 return block_id - length + 1
         return None
 
-    def blocks_needed(self, request: Request, num_new_tokens: int, hits=()) -> int:
-        return 0 if request.block_table else self.reservation(request)
+    # --- admission: the whole reservation at once, or nothing ------------------------
+    def prefix_hits(self, request: Request) -> list[int]:
+        return []  # no prefix caching: a run is never shared
+
+    def hit_tokens(self, request: Request, hits: list[int]) -> int:
+        return 0
 
     def can_allocate(self, request: Request, num_new_tokens: int, hits=()) -> bool:
         return self.first_fit(self.reservation(request)) is not None
+
+    def allocate(self, request: Request, num_new_tokens: int, hits=()) -> None:
+        assert not request.block_table, f"{request.request_id} already holds blocks"
+        self.holders[request.request_id] = request
+        start = self.first_fit(self.reservation(request))
+        for block_id in range(start, start + self.reservation(request)):
+            self.pool.take_specific(block_id)
+            request.block_table.append(block_id)
+        self.tables.swap_in(request)
 
     def refusal(self, request: Request) -> str:
         """Why a request cannot be admitted: not enough memory, or no hole big enough."""
         return "fragmentation" if self.pool.num_free >= self.reservation(request) else "memory"
 
+    # --- growth: the reservation already holds every token the request may produce ----
     def can_append(self, request: Request, num_new_tokens: int = 1) -> bool:
-        return True  # the reservation already holds every token the request may produce
+        return True
 
-    def _grow(self, request: Request, num_new_tokens: int) -> None:
-        if request.block_table:
-            assert self.blocks_for(request.num_computed_tokens + num_new_tokens) <= len(request.block_table)
-            return
-        start = self.first_fit(self.reservation(request))
-        for block_id in range(start, start + self.reservation(request)):
-            self.pool.take_specific(block_id)
-            request.block_table.append(block_id)
+    def append_slots(self, request: Request, num_new_tokens: int = 1) -> None:
+        assert cdiv(request.num_computed_tokens + num_new_tokens, self.block_size) <= len(request.block_table)
+
+    def commit(self, request: Request) -> None:
+        pass  # nothing to register: no prefix cache
+
+    # --- giving blocks back ----------------------------------------------------------------
+    def free(self, request: Request) -> None:
+        self.tables.free(request)
+
+    def swap_out(self, request: Request) -> None:
+        self.tables.swap_out(request)
+        self.tables.free(request)
+
+    def block_views(self) -> BlockViews:
+        return self.tables.block_views((False,) * self.num_blocks)
+
+    def check_invariants(self) -> None:
+        self.tables.check_invariants()

@@ -14,6 +14,7 @@ import time
 
 import torch
 
+from engine.allocator import KVAllocator
 from engine.block_manager import BlockManager
 from engine.config import ConfigError, EngineConfig
 from engine.contiguous import ContiguousAllocator
@@ -40,7 +41,7 @@ def runtime_info(attention_backend: str = "auto") -> tuple[str, str]:
     return device, resolve_backend_name(attention_backend, device)
 
 
-def make_block_manager(config: EngineConfig) -> BlockManager:
+def make_block_manager(config: EngineConfig) -> KVAllocator:
     if config.kv_layout == "contiguous":
         return ContiguousAllocator(config.num_blocks, config.block_size, config.max_model_len,
                                    config.contiguous_reserve, config.num_swap_blocks)
@@ -169,7 +170,7 @@ class LLMEngine:
 
         out = self.scheduler.schedule(step, self.now())  # 1. schedule
         t_model = time.perf_counter()
-        ops = self.block_manager.drain_ops()
+        ops = self.block_manager.tables.drain_ops()
         self.runner.apply_cache_ops(ops)  # swap out/in, copy-on-write: before anything is written
         sampled, slot_mapping = (self.runner.run(out.scheduled, self.block_manager)  # 2. run the model
                                  if out.scheduled else ({}, []))

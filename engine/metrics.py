@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from engine.config import cdiv
 from engine.request import Request
 from engine.snapshot import StepSnapshot
 
@@ -29,7 +30,7 @@ def length_bucket(total_tokens: int) -> str:
 
 def ideal_steps(num_prompt_tokens: int, num_output_tokens: int, max_num_batched_tokens: int) -> int:
     """Steps the request would take alone: its prefill chunks, then one step per further token."""
-    return math.ceil(num_prompt_tokens / max_num_batched_tokens) + max(0, num_output_tokens - 1)
+    return cdiv(num_prompt_tokens, max_num_batched_tokens) + max(0, num_output_tokens - 1)
 
 
 def slo_met(r: Request) -> bool | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.block_manager import BlockManager, CacheOps
+from engine.allocator import CacheOps, KVAllocator
 from engine.model import LlamaForCausalLM, PagedContext
 from engine.sampler import sample
 from engine.scheduler import ScheduledRequest
@@ -45,7 +45,7 @@ class ModelRunner:
                 k[dst].copy_(k[src])
                 v[dst].copy_(v[src])
 
-    def run(self, scheduled: list[ScheduledRequest], block_manager: BlockManager) -> tuple[dict[str, int], list[int]]:
+    def run(self, scheduled: list[ScheduledRequest], block_manager: KVAllocator) -> tuple[dict[str, int], list[int]]:
         """One forward pass over every scheduled token.
 
         Returns {request_id: sampled token} and the slot_mapping used (for the views)."""
@@ -56,7 +56,7 @@ class ModelRunner:
             start = request.num_computed_tokens
             input_ids += request.all_token_ids[start:start + n]
             positions += range(start, start + n)
-            slot_mapping += block_manager.slot_mapping(request, n)
+            slot_mapping += block_manager.tables.slot_mapping(request, n)
             query_lens.append(n)
             seq_lens.append(start + n)
             block_tables.append(request.block_table)

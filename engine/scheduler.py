@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.block_manager import BlockManager
+from engine.allocator import KVAllocator
 from engine.config import EngineConfig
 from engine.policy import Policy
 from engine.request import FinishReason, Request
@@ -37,7 +37,7 @@ class SchedulerOutput:
 
 
 class Scheduler:
-    def __init__(self, config: EngineConfig, block_manager: BlockManager, policy: Policy):
+    def __init__(self, config: EngineConfig, block_manager: KVAllocator, policy: Policy):
         self.config = config
         self.block_manager = block_manager
         self.policy = policy
@@ -110,7 +110,7 @@ class Scheduler:
     def preempt(self, request: Request, out: SchedulerOutput) -> None:
         """Swap: park the cache in the CPU pool. Recompute (or a full CPU pool): drop it, and every
         token so far is prefilled again later."""
-        if self.config.preemption_mode == "swap" and self.block_manager.can_swap_out(request):
+        if self.config.preemption_mode == "swap" and self.block_manager.tables.can_swap_out(request):
             self.block_manager.swap_out(request)
             self.running.remove(request)
             self.slots[request.slot] = None
@@ -133,7 +133,7 @@ class Scheduler:
             self._leave_running(request)
         else:
             self.waiting.remove(request)
-            self.block_manager.free_swapped(request)
+            self.block_manager.tables.free_swapped(request)
         request.finish(FinishReason.ABORTED, step, now, error=reason)
 
     def postprocess(self, out: SchedulerOutput, sampled: dict[str, int], step: int, now: float,
@@ -247,6 +247,6 @@ class StaticScheduler(Scheduler):
             self.admit(request, 0, out, step, now)
 
 
-def make_scheduler(config: EngineConfig, block_manager: BlockManager, policy: Policy) -> Scheduler:
+def make_scheduler(config: EngineConfig, block_manager: KVAllocator, policy: Policy) -> Scheduler:
     cls = {"continuous": ContinuousScheduler, "static": StaticScheduler}[config.batcher]
     return cls(config, block_manager, policy)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: the snapshot module stays importable without the engine
-    from engine.block_manager import BlockManager, CacheOps
+    from engine.allocator import CacheOps, KVAllocator
     from engine.request import Request
     from engine.scheduler import Scheduler, SchedulerOutput
 
@@ -199,7 +199,7 @@ def stats(result: StepResult, scheduler: Scheduler) -> StepStats:
                      tuple(r.out.preempted))
 
 
-def capture(result: StepResult, scheduler: Scheduler, block_manager: BlockManager) -> StepSnapshot:
+def capture(result: StepResult, scheduler: Scheduler, block_manager: KVAllocator) -> StepSnapshot:
     """Freeze the scheduler's and block manager's state after a step."""
     r, out = result, result.out
     views = block_manager.block_views()

@@ -95,8 +95,9 @@ def check_step(engine: LLMEngine) -> list[str]:
     if not holding <= running:
         bad.append(f"requests hold device blocks without running: {sorted(holding - running)}")
     counts = Counter(b for r in bm.holders.values() for b in r.block_table)
+    cached = bm.block_views().cached
     for block_id, n in counts.items():
-        if n > 1 and bm.block_hash[block_id] is None:
+        if n > 1 and not cached[block_id]:
             bad.append(f"block {block_id} is owned by {n} requests but is not a prefix-cache block")
     swap_tables = [b for r in sched.waiting for b in r.cpu_block_table]
     if len(swap_tables) != len(set(swap_tables)):
