@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from engine.experiment import engine_config_for, run_requests, workload_requests
-from engine.loader import load_model
-from engine.workload import preset
+from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.models.loader import load_model
+from engine.lab.workload import preset
 
 
 def main():

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from engine import load_model
-from engine.soak import random_case, run_case
+from engine.lab.soak import random_case, run_case
 
 
 def main() -> int:

@@ -26,11 +26,11 @@ sys.path.insert(0, str(ROOT))
 import plotly.io as pio  # noqa: E402
 import torch  # noqa: E402
 
-from engine.experiment import LiveRun, engine_config_for, workload_requests  # noqa: E402
-from engine.loader import load_model  # noqa: E402
-from engine.metrics import kv_timeline  # noqa: E402
-from engine.trace import write_trace  # noqa: E402
-from engine.workload import preset  # noqa: E402
+from engine.lab.experiment import LiveRun, engine_config_for, workload_requests  # noqa: E402
+from engine.models.loader import load_model  # noqa: E402
+from engine.lab.metrics import kv_timeline  # noqa: E402
+from engine.lab.trace import write_trace  # noqa: E402
+from engine.lab.workload import preset  # noqa: E402
 from viz.blocks import block_pool  # noqa: E402
 from viz.charts import memory_split  # noqa: E402
 from viz.html import block_tables_html, queue_html  # noqa: E402

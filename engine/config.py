@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.policy import POLICIES
+from engine.core.policy import POLICIES
 
 
 def cdiv(a: int, b: int) -> int:

@@ -5,10 +5,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from engine.config import EngineConfig
-from engine.llm_engine import DTYPES, LLMEngine
-from engine.loader import DEFAULT_MODEL, LoadedModel, load_model
-from engine.metrics import request_metrics
-from engine.request import Request
+from engine.core.llm_engine import DTYPES, LLMEngine
+from engine.models.loader import DEFAULT_MODEL, LoadedModel, load_model
+from engine.lab.metrics import request_metrics
+from engine.core.request import Request
 from engine.sampling_params import SamplingParams
 
 ENGINE_FIELDS = {f.name for f in dataclasses.fields(EngineConfig)}

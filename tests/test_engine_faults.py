@@ -4,8 +4,8 @@ import dataclasses
 import pytest
 
 from engine import ConfigError, EngineConfig, SamplingParams
-from engine.llm_engine import LLMEngine
-from engine.metrics import summarize
+from engine.core.llm_engine import LLMEngine
+from engine.lab.metrics import summarize
 
 
 def greedy(n):
@@ -61,7 +61,7 @@ def test_an_abort_is_recorded_in_the_next_snapshot_and_counted_in_the_metrics(ra
 
 def test_a_prefix_cache_hit_must_match_the_blocks_tokens(random_small, monkeypatch):
     """Two different prompts whose block hashes collide must not share K/V."""
-    from engine.request import Request
+    from engine.core.request import Request
 
     monkeypatch.setattr(Request, "full_block_hashes",
                         lambda self, block_size: list(range(self.num_tokens // block_size)))
@@ -78,8 +78,8 @@ def test_a_prefix_cache_hit_must_match_the_blocks_tokens(random_small, monkeypat
 
 
 def test_a_run_cut_off_by_the_step_limit_says_so(random_small):
-    from engine.experiment import LiveRun
-    from engine.trace import TraceRequest
+    from engine.lab.experiment import LiveRun
+    from engine.lab.trace import TraceRequest
 
     requests = [TraceRequest(f"q{i}", [40 + i] * 5, greedy(50)) for i in range(3)]
     run = LiveRun(random_small, requests, EngineConfig(max_num_seqs=1))
@@ -94,8 +94,8 @@ def test_a_run_cut_off_by_the_step_limit_says_so(random_small):
 
 
 def test_a_complete_run_has_no_stop_reason(random_small):
-    from engine.experiment import LiveRun
-    from engine.trace import TraceRequest
+    from engine.lab.experiment import LiveRun
+    from engine.lab.trace import TraceRequest
 
     run = LiveRun(random_small, [TraceRequest("q0", [40] * 5, greedy(3))], EngineConfig())
     run.run_to_end()
@@ -131,7 +131,7 @@ def test_the_engine_does_not_change_the_callers_config(random_small):
 @pytest.mark.parametrize("reserve", ["max_tokens", "max_model_len"])
 def test_blocks_a_refused_request_needs_match_the_allocator(random_small, reserve):
     """The UI's fragmentation note reads this one engine function, never its own arithmetic."""
-    from engine.contiguous import blocks_to_reserve
+    from engine.core.contiguous import blocks_to_reserve
 
     config = EngineConfig(kv_layout="contiguous", block_size=4, num_blocks=64, max_model_len=40,
                           contiguous_reserve=reserve)

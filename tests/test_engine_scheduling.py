@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import LLM, ConfigError, EngineConfig, SamplingParams
-from engine.llm_engine import LLMEngine
-from engine.snapshot import StepSnapshot
+from engine.core.llm_engine import LLMEngine
+from engine.core.snapshot import StepSnapshot
 
 
 def run(engine: LLMEngine):

@@ -2,11 +2,11 @@
 import pytest
 
 from engine import EngineConfig, SamplingParams
-from engine.contiguous import blocks_to_reserve
-from engine.experiment import engine_config_for, run_requests, workload_requests
-from engine.llm_engine import LLMEngine
-from engine.metrics import kv_timeline
-from engine.workload import preset
+from engine.core.contiguous import blocks_to_reserve
+from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.core.llm_engine import LLMEngine
+from engine.lab.metrics import kv_timeline
+from engine.lab.workload import preset
 from tests.conftest import dense_greedy
 
 

@@ -1,10 +1,10 @@
 """Metric formulas on hand-computed cases."""
 import pytest
 
-from engine.metrics import distribution, ideal_steps, jain_index, kv_split, percentile, request_metrics, slo_met
-from engine.request import SLO, FinishReason, Request
+from engine.lab.metrics import distribution, ideal_steps, jain_index, kv_split, percentile, request_metrics, slo_met
+from engine.core.request import SLO, FinishReason, Request
 from engine.sampling_params import SamplingParams
-from engine.snapshot import FrozenDict, RequestView, StepSnapshot
+from engine.core.snapshot import FrozenDict, RequestView, StepSnapshot
 
 
 def test_percentiles_interpolate_linearly():

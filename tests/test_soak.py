@@ -5,7 +5,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.soak import check_step, random_case, run_case
+from engine.lab.soak import check_step, random_case, run_case
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -19,7 +19,7 @@ def test_random_workloads_keep_every_block_accounted_for(random_small, seed):
 def test_the_checker_sees_a_leaked_swap_block(random_small):
     """The soak is only as good as its checks: a swap block taken and never tabled must be reported."""
     from engine import EngineConfig, SamplingParams
-    from engine.llm_engine import LLMEngine
+    from engine.core.llm_engine import LLMEngine
 
     engine = LLMEngine(random_small, EngineConfig(preemption_mode="swap", block_size=4))
     engine.add_request([5] * 6, SamplingParams(max_tokens=3))

@@ -5,9 +5,9 @@ import random
 import pytest
 
 from engine.__main__ import main
-from engine.experiment import engine_config_for, run_requests, workload_requests
-from engine.trace import TraceError, TraceRequest, read_trace, write_trace
-from engine.workload import PRESETS, Arrivals, Lengths, generate, preset
+from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.trace import TraceError, TraceRequest, read_trace, write_trace
+from engine.lab.workload import PRESETS, Arrivals, Lengths, generate, preset
 
 STEP_FIGURES = ("steps", "output_tokens", "throughput_tok_per_step", "preemptions", "recomputed_tokens",
                 "slot_utilisation", "kv_waste_share", "fairness_jain", "max_concurrent")

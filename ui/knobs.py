@@ -5,7 +5,7 @@ import dataclasses
 
 import streamlit as st
 
-from engine.config import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
+from engine import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
 from ui.i18n import t
 
 KNOBS = ("batcher", "policy", "kv_layout", "preemption_mode", "block_size", "num_blocks", "max_num_seqs",

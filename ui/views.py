@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.experiment import LiveRun
-from engine.contiguous import blocks_to_reserve
-from engine.metrics import free_runs, kv_split
+from engine import LiveRun, blocks_to_reserve, free_runs, kv_split
 from ui.i18n import labels, lang, t
 from ui.live_chart import live_chart
 from ui.style import scaled

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.allocator import KVAllocator
+from engine.core.allocator import KVAllocator
 from engine.config import EngineConfig
-from engine.policy import Policy
-from engine.request import FinishReason, Request
+from engine.core.policy import Policy
+from engine.core.request import FinishReason, Request
 
 
 @dataclass

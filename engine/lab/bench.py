@@ -10,10 +10,10 @@ import json
 import sys
 
 from engine.config import BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES
-from engine.experiment import RunResult, engine_config_for, run_requests, workload_requests
-from engine.loader import DEFAULT_MODEL, load_model
-from engine.trace import read_trace, write_trace
-from engine.workload import PRESETS, preset
+from engine.lab.experiment import RunResult, engine_config_for, run_requests, workload_requests
+from engine.models.loader import DEFAULT_MODEL, load_model
+from engine.lab.trace import read_trace, write_trace
+from engine.lab.workload import PRESETS, preset
 
 # (label, settings): the matrix --compare runs on one workload
 COMPARE = [

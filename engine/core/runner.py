@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import torch
 
-from engine.allocator import CacheOps, KVAllocator
-from engine.model import LlamaForCausalLM, PagedContext
-from engine.sampler import sample
-from engine.scheduler import ScheduledRequest
+from engine.core.allocator import CacheOps, KVAllocator
+from engine.core.model import LlamaForCausalLM, PagedContext
+from engine.core.sampler import sample
+from engine.core.scheduler import ScheduledRequest
 from kernels import AttentionBackend, AttentionMetadata
 
 

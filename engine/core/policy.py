@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: config reads POLICIES from here, and request imports config
-    from engine.request import Request
+    from engine.core.request import Request
 
 
 class Policy:

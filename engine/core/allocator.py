@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
-from engine.request import Request
+from engine.core.request import Request
 
 
 class BlockPool:

@@ -8,9 +8,9 @@ adds up to enough (external fragmentation: no single hole is big enough).
 """
 from __future__ import annotations
 
-from engine.allocator import BlockTables, BlockViews
+from engine.core.allocator import BlockTables, BlockViews
 from engine.config import EngineConfig, cdiv
-from engine.request import Request
+from engine.core.request import Request
 
 
 def reserved_blocks(max_total_tokens: int, block_size: int, max_model_len: int | None, reserve: str) -> int:

@@ -16,9 +16,9 @@ later request can still revive it.
 """
 from __future__ import annotations
 
-from engine.allocator import BlockTables, BlockViews
+from engine.core.allocator import BlockTables, BlockViews
 from engine.config import cdiv
-from engine.request import Request
+from engine.core.request import Request
 
 
 class BlockManager:

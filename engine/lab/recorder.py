@@ -8,11 +8,11 @@ numbers were at any step of the run.
 """
 from __future__ import annotations
 
-from engine.metrics import distribution, ideal_steps, jain_index, slo_met, summarize
-from engine.request import FinishReason, Request, RequestStatus
+from engine.lab.metrics import distribution, ideal_steps, jain_index, slo_met, summarize
+from engine.core.request import FinishReason, Request, RequestStatus
 from engine.sampling_params import SamplingParams
-from engine.snapshot import StepSnapshot
-from engine.trace import TraceRequest
+from engine.core.snapshot import StepSnapshot
+from engine.lab.trace import TraceRequest
 
 
 class RunRecorder:

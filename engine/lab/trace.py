@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Iterable
 
-from engine.request import SLO
+from engine.core.request import SLO
 from engine.sampling_params import SamplingParams
-from engine.snapshot import StepSnapshot
+from engine.core.snapshot import StepSnapshot
 
 VERSION = 1
 MAX_TRACE_BYTES = 64 * 1024 * 1024

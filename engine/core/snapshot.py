@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: the snapshot module stays importable without the engine
-    from engine.allocator import CacheOps, KVAllocator
-    from engine.request import Request
-    from engine.scheduler import Scheduler, SchedulerOutput
+    from engine.core.allocator import CacheOps, KVAllocator
+    from engine.core.request import Request
+    from engine.core.scheduler import Scheduler, SchedulerOutput
 
 
 class FrozenDict(dict):

@@ -5,15 +5,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 from engine.config import EngineConfig
-from engine.llm_engine import LLMEngine
-from engine.loader import LoadedModel
-from engine.metrics import summarize
-from engine.recorder import RunRecorder
-from engine.request import Request
+from engine.core.llm_engine import LLMEngine
+from engine.models.loader import LoadedModel
+from engine.lab.metrics import summarize
+from engine.lab.recorder import RunRecorder
+from engine.core.request import Request
 from engine.sampling_params import SamplingParams
-from engine.snapshot import StepSnapshot
-from engine.trace import TraceRequest
-from engine.workload import Workload, generate
+from engine.core.snapshot import StepSnapshot
+from engine.lab.trace import TraceRequest
+from engine.lab.workload import Workload, generate
 
 
 @dataclass

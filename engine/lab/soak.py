@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.config import POLICIES, EngineConfig
-from engine.llm_engine import LLMEngine
-from engine.loader import LoadedModel
-from engine.request import SLO, FinishReason
+from engine.core.llm_engine import LLMEngine
+from engine.models.loader import LoadedModel
+from engine.core.request import SLO, FinishReason
 from engine.sampling_params import SamplingParams
 
 

@@ -14,17 +14,17 @@ import time
 
 import torch
 
-from engine.allocator import KVAllocator
-from engine.block_manager import BlockManager
+from engine.core.allocator import KVAllocator
+from engine.core.block_manager import BlockManager
 from engine.config import ConfigError, EngineConfig
-from engine.contiguous import ContiguousAllocator
-from engine.loader import LoadedModel
-from engine.policy import make_policy
-from engine.request import SLO, FinishReason, Request
-from engine.runner import ModelRunner
+from engine.core.contiguous import ContiguousAllocator
+from engine.models.loader import LoadedModel
+from engine.core.policy import make_policy
+from engine.core.request import SLO, FinishReason, Request
+from engine.core.runner import ModelRunner
 from engine.sampling_params import SamplingParams
-from engine.scheduler import make_scheduler
-from engine.snapshot import StepResult, StepSnapshot, StepStats, capture, stats
+from engine.core.scheduler import make_scheduler
+from engine.core.snapshot import StepResult, StepSnapshot, StepStats, capture, stats
 from kernels import get_backend, resolve_backend_name
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
