@@ -32,6 +32,7 @@ run: $(VENV)/.installed
 	$(PY) -m ui.serve --server.port $(PORT)
 
 test: $(VENV)/.dev-installed chromium
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed

@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import torch
+import torch.nn.functional as F
 
 
 def main() -> int:
@@ -49,7 +49,8 @@ def main() -> int:
         v_dense = reference.gather_kv(v_cache, meta.block_tables).transpose(1, 2).contiguous()
         q_dense = q.view(seqs, q_len, heads, head_dim).transpose(1, 2)
         mask = torch.ones(q_len, seq_len, device=dev, dtype=torch.bool).tril(seq_len - q_len)
-        dense = lambda: F.scaled_dot_product_attention(q_dense, k_dense, v_dense, attn_mask=mask, scale=scale, enable_gqa=True)  # noqa: E731
+        dense = lambda: F.scaled_dot_product_attention(q_dense, k_dense, v_dense, attn_mask=mask,  # noqa: E731
+                                                       scale=scale, enable_gqa=True)
         times = [bench(lambda: tk.paged_attention(q, k_cache, v_cache, meta, scale)),
                  bench(lambda: reference.paged_attention(q, k_cache, v_cache, meta, scale)), bench(dense)]
         print(f"{name:<28}{diff:>12.2e}{times[0]:>12.1f}{times[1]:>14.1f}{times[2]:>10.1f}")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-from engine import load_model  # noqa: E402
-from engine.experiment import measure_decode  # noqa: E402
+from engine import load_model
+from engine.lab.experiment import measure_decode
 
 
 def main():

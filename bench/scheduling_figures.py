@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-from engine.experiment import engine_config_for, run_requests, workload_requests  # noqa: E402
-from engine.loader import load_model  # noqa: E402
-from engine.workload import preset  # noqa: E402
+from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.models.loader import load_model
+from engine.lab.workload import preset
 
 
 def main():

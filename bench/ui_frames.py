@@ -26,11 +26,11 @@ sys.path.insert(0, str(ROOT))
 import plotly.io as pio  # noqa: E402
 import torch  # noqa: E402
 
-from engine.experiment import LiveRun, engine_config_for, workload_requests  # noqa: E402
-from engine.loader import load_model  # noqa: E402
-from engine.metrics import kv_timeline  # noqa: E402
-from engine.trace import write_trace  # noqa: E402
-from engine.workload import preset  # noqa: E402
+from engine.lab.experiment import LiveRun, engine_config_for, workload_requests  # noqa: E402
+from engine.models.loader import load_model  # noqa: E402
+from engine.lab.metrics import kv_timeline  # noqa: E402
+from engine.lab.trace import write_trace  # noqa: E402
+from engine.lab.workload import preset  # noqa: E402
 from viz.blocks import block_pool  # noqa: E402
 from viz.charts import memory_split  # noqa: E402
 from viz.html import block_tables_html, queue_html  # noqa: E402
@@ -145,7 +145,8 @@ def main():
         run = record_run(trace)
         print(f"recorded run: {run.frames} steps, 64 slots, 512 blocks; trace {trace.stat().st_size / 1e6:.1f} MB")
         cost = python_frame_cost(run)
-        print(f"server side: {1000 * cost:.1f} ms to build and serialise one frame's figures ({1 / cost:.0f} frames/s bound)")
+        print(f"server side: {1000 * cost:.1f} ms to build and serialise one frame's figures "
+              f"({1 / cost:.0f} frames/s bound)")
         fps, paint = browser(trace, args.seconds)
     print(f"browser replay: {fps:.1f} frames/s (target >= 10)")
     for name, seconds in paint.items():

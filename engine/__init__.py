@@ -1,9 +1,36 @@
-"""Serving Lab's inference engine: a small, real, paged-KV LLM server core."""
-from engine.config import ConfigError, EngineConfig, ModelConfig
+"""Serving Lab's inference engine: a small, real, paged-KV LLM server core.
+
+This module is the public contract: the UI, the CLI and the tests import from here. Inside,
+`engine.core` is the serving loop (read it first), `engine.lab` the workloads, runs, traces and
+metrics around it, and `engine.models` the model loaders.
+"""
+from engine.config import (BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, ConfigError, EngineConfig,
+                           ModelConfig, cdiv)
+from engine.core.contiguous import blocks_to_reserve
+from engine.core.llm_engine import LLMEngine, runtime_info
+from engine.core.request import SLO, FinishReason, Request
+from engine.core.snapshot import RequestView, StepSnapshot, StepStats
+from engine.lab.experiment import (LiveRun, RunResult, engine_config_for, measure_decode, run_requests,
+                                   workload_requests)
+from engine.lab.metrics import free_runs, kv_split, kv_timeline, request_metrics, summarize
+from engine.lab.trace import Trace, TraceError, TraceRequest, read_trace, write_trace
+from engine.lab.workload import PRESETS, Arrivals, Lengths, RequestClassSpec, Workload, preset
 from engine.llm import LLM, RequestOutput
-from engine.llm_engine import LLMEngine
-from engine.loader import load_model
+from engine.models.loader import MODEL_CHOICES, LoadedModel, cache_root, load_model
 from engine.sampling_params import SamplingParams
 
-__all__ = ["LLM", "LLMEngine", "SamplingParams", "EngineConfig", "ModelConfig", "ConfigError", "RequestOutput",
-           "load_model"]
+__all__ = [
+    # the offline API and the step loop
+    "LLM", "RequestOutput", "LLMEngine", "SamplingParams", "runtime_info",
+    # configuration
+    "EngineConfig", "ModelConfig", "ConfigError", "BATCHERS", "POLICIES", "KV_LAYOUTS", "PREEMPTION_MODES",
+    "BACKENDS", "cdiv", "blocks_to_reserve",
+    # requests and what each step records
+    "Request", "SLO", "FinishReason", "StepSnapshot", "StepStats", "RequestView",
+    # models
+    "load_model", "LoadedModel", "MODEL_CHOICES", "cache_root",
+    # the lab: workloads, runs, traces, metrics
+    "Workload", "RequestClassSpec", "Arrivals", "Lengths", "PRESETS", "preset", "LiveRun", "RunResult",
+    "run_requests", "engine_config_for", "workload_requests", "measure_decode", "Trace", "TraceRequest",
+    "TraceError", "read_trace", "write_trace", "summarize", "request_metrics", "kv_split", "kv_timeline", "free_runs",
+]

@@ -5,8 +5,8 @@ import argparse
 import sys
 
 from engine.config import BACKENDS, BATCHERS, ConfigError
-from engine.loader import DEFAULT_MODEL, MODEL_CHOICES
-from engine.trace import TraceError
+from engine.models.loader import DEFAULT_MODEL, MODEL_CHOICES
+from engine.lab.trace import TraceError
 
 
 def add_engine_args(p: argparse.ArgumentParser) -> None:
@@ -28,7 +28,7 @@ def engine_kwargs(args) -> dict:
 
 def cmd_generate(args) -> int:
     from engine import LLM, SamplingParams
-    from engine.trace import TraceRequest, write_trace
+    from engine.lab.trace import TraceRequest, write_trace
 
     llm = LLM(args.model, **engine_kwargs(args))
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k,
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_engine_args(gen)
     gen.set_defaults(func=cmd_generate)
 
-    from engine.bench import add_bench_parser
+    from engine.lab.bench import add_bench_parser
     add_bench_parser(sub)
     return parser
 

@@ -6,6 +6,13 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.core.policy import POLICIES
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division: the blocks that `a` tokens fill at `b` tokens a block."""
+    return -(-a // b)
+
 
 class ConfigError(ValueError):
     """A configuration that cannot work; the message says what to change."""
@@ -75,7 +82,6 @@ class ModelConfig:
 
 
 BATCHERS = ("continuous", "static")
-POLICIES = ("fcfs", "sjf", "priority", "edf")
 KV_LAYOUTS = ("paged", "contiguous")
 PREEMPTION_MODES = ("recompute", "swap")
 BACKENDS = ("auto", "torch", "triton")
@@ -122,13 +128,15 @@ class EngineConfig:
         need(self.long_prefill_token_threshold >= 0,
              f"long_prefill_token_threshold must be 0 (off) or positive (got {self.long_prefill_token_threshold})")
         need(self.max_wait_steps >= 0, f"max_wait_steps must be 0 or more (got {self.max_wait_steps})")
-        need(self.priority_aging_steps >= 1, f"priority_aging_steps must be at least 1 (got {self.priority_aging_steps})")
+        need(self.priority_aging_steps >= 1,
+             f"priority_aging_steps must be at least 1 (got {self.priority_aging_steps})")
         for name, allowed in (("batcher", BATCHERS), ("policy", POLICIES), ("kv_layout", KV_LAYOUTS),
                               ("preemption_mode", PREEMPTION_MODES), ("attention_backend", BACKENDS),
                               ("contiguous_reserve", ("max_tokens", "max_model_len"))):
             value = getattr(self, name)
             need(value in allowed, f"{name} must be one of {', '.join(allowed)} (got {value!r})")
-        need(self.dtype in ("float32", "bfloat16", "float16"), f"dtype must be float32, bfloat16 or float16 (got {self.dtype!r})")
+        need(self.dtype in ("float32", "bfloat16", "float16"),
+             f"dtype must be float32, bfloat16 or float16 (got {self.dtype!r})")
         if model_config is not None:
             if self.max_model_len is None:
                 self.max_model_len = model_config.max_position_embeddings
@@ -142,7 +150,7 @@ class EngineConfig:
         return self
 
     def blocks_per_seq(self) -> int:
-        return -(-self.max_model_len // self.block_size)
+        return cdiv(self.max_model_len, self.block_size)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -5,10 +5,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from engine.config import EngineConfig
-from engine.llm_engine import DTYPES, LLMEngine
-from engine.loader import DEFAULT_MODEL, LoadedModel, load_model
-from engine.metrics import request_metrics
-from engine.request import Request
+from engine.core.llm_engine import DTYPES, LLMEngine
+from engine.models.loader import DEFAULT_MODEL, LoadedModel, load_model
+from engine.lab.metrics import request_metrics
+from engine.core.request import Request
 from engine.sampling_params import SamplingParams
 
 ENGINE_FIELDS = {f.name for f in dataclasses.fields(EngineConfig)}
@@ -51,7 +51,8 @@ class LLM:
                  on_step=None) -> list[RequestOutput]:
         if isinstance(prompts, str) or (prompts and isinstance(prompts[0], int)):
             prompts = [prompts]
-        params = sampling_params if isinstance(sampling_params, list) else [sampling_params or SamplingParams()] * len(prompts)
+        params = (sampling_params if isinstance(sampling_params, list)
+                  else [sampling_params or SamplingParams()] * len(prompts))
         requests = [self.engine.add_request(p, sp) for p, sp in zip(prompts, params)]
         self.engine.run_until_done(on_step)
         return [self._output(r) for r in requests]

@@ -76,7 +76,7 @@ def _paged_attention_kernel(
     acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     # The last query row of this tile sees keys up to context_len + its index: stop there.
     last_key = tl.minimum(seq_len, context_len + (tile + 1) * BLOCK_M)
-    for page in range(0, tl.cdiv(last_key, PAGE)):
+    for page in range(tl.cdiv(last_key, PAGE)):
         block = tl.load(block_tables_ptr + seq * stride_bt + page).to(tl.int64)
         key_pos = page * PAGE + offs_n
         n_mask = (offs_n < PAGE) & (key_pos < seq_len)

@@ -1,9 +1,7 @@
 """Playground: every engine knob and workload parameter, trace upload and replay, run history, downloads."""
 import streamlit as st
 
-from engine.config import ConfigError
-from engine.trace import TraceError, read_trace
-from engine.workload import PRESETS, preset
+from engine import PRESETS, ConfigError, TraceError, preset, read_trace
 from ui import downloads, experiments, views
 from ui.i18n import choice, labels, t
 from ui.knobs import engine_knobs

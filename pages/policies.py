@@ -1,8 +1,7 @@
 """Lab: scheduling policies side by side: who waits, who meets the SLO, how fair, at what cost."""
 import streamlit as st
 
-from engine.config import POLICIES
-from engine.metrics import request_metrics
+from engine import POLICIES, request_metrics
 from ui import experiments, moments, views
 from ui.i18n import choice, labels, t
 from ui.player import player

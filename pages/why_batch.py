@@ -1,7 +1,7 @@
 """Lab: why batch? Run the model's decode step at batch sizes 1…64 on this device, now."""
 import streamlit as st
 
-from engine.experiment import measure_decode
+from engine import measure_decode
 from ui import moments
 from ui.i18n import labels, t
 from ui.models import get_model

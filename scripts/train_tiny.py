@@ -21,10 +21,10 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from engine.config import ModelConfig  # noqa: E402
-from engine.loader import TINY_DIR, load_model  # noqa: E402
-from engine.model import LlamaForCausalLM  # noqa: E402
-from engine.tokenizer import ByteTokenizer  # noqa: E402
+from engine.config import ModelConfig
+from engine.models.loader import TINY_DIR, load_model
+from engine.core.model import LlamaForCausalLM
+from engine.models.tokenizer import ByteTokenizer
 
 BOS, EOS = ByteTokenizer.bos_token_id, ByteTokenizer.eos_token_id
 CONFIG = ModelConfig(vocab_size=259, hidden_size=128, intermediate_size=352, num_hidden_layers=4,

@@ -9,20 +9,20 @@ torch.set_num_threads(1)  # tiny ops: threads cost more than they give, and CI h
 
 @pytest.fixture(scope="session")
 def random_small():
-    from engine.loader import load_model
+    from engine.models.loader import load_model
     return load_model("random-small")
 
 
 @pytest.fixture(scope="session")
 def tiny():
-    from engine.loader import load_model
+    from engine.models.loader import load_model
     return load_model("tiny")
 
 
 @pytest.fixture(scope="session")
 def smollm2_loads(tmp_path_factory):
     """Load SmolLM2 twice through the public entry point, the cache in a temporary folder: GGUF, then cache."""
-    from engine.loader import load_model
+    from engine.models.loader import load_model
 
     cache_root = tmp_path_factory.mktemp("serving-lab-cache")
     runs = []

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import LLM, ConfigError, EngineConfig, SamplingParams
-from engine.llm_engine import LLMEngine
-from engine.snapshot import StepSnapshot
+from engine.core.llm_engine import LLMEngine
+from engine.core.snapshot import StepSnapshot
 
 
 def run(engine: LLMEngine):
@@ -105,7 +105,8 @@ workloads = st.lists(st.tuples(st.integers(1, 40), st.integers(1, 30), st.intege
 engines = st.fixed_dictionaries({
     "block_size": st.sampled_from([1, 2, 4, 8]), "num_blocks": st.integers(4, 80), "max_num_seqs": st.integers(1, 5),
     "max_num_batched_tokens": st.integers(4, 64), "batcher": st.sampled_from(["continuous", "static"]),
-    "policy": st.sampled_from(["fcfs", "sjf", "priority", "edf"]), "kv_layout": st.sampled_from(["paged", "contiguous"]),
+    "policy": st.sampled_from(["fcfs", "sjf", "priority", "edf"]),
+    "kv_layout": st.sampled_from(["paged", "contiguous"]),
     "preemption_mode": st.sampled_from(["recompute", "swap"]), "enable_prefix_caching": st.booleans(),
     "num_swap_blocks": st.sampled_from([None, 0, 6]), "priority_aging_steps": st.sampled_from([1, 5, 100])})
 
@@ -151,3 +152,19 @@ def test_abort_running_waiting_and_future_requests(random_small):
     assert running.num_output_tokens == 2 and waiting.num_output_tokens == 0
     assert kept.num_output_tokens == 10
     assert engine.block_manager.num_free_blocks == engine.block_manager.num_blocks
+
+
+def test_an_engine_without_snapshots_reports_the_same_steps(random_small):
+    """snapshots=False skips the copies of the cache, never the work: same batches, same tokens."""
+    def steps(snapshots):
+        engine = LLMEngine(random_small, EngineConfig(max_num_seqs=3, block_size=4, num_blocks=8),
+                           snapshots=snapshots)
+        for i in range(4):
+            engine.add_request([30 + i] * (3 + 4 * i), SamplingParams(temperature=0, max_tokens=12, ignore_eos=True))
+        return engine.run_until_done()
+
+    full, light = steps(True), steps(False)
+    assert [s.batch for s in full] == [s.batch for s in light]
+    assert [dict(s.emitted) for s in full] == [s.emitted for s in light]
+    assert [s.preempted for s in full] == [s.preempted for s in light] and any(s.preempted for s in light)
+    assert [s.num_decode_tokens for s in full] == [s.num_decode_tokens for s in light]

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from engine.config import ConfigError
-from engine.gguf_loader import _write_cache, hf_name, load_gguf, smollm2_gguf_path, unpermute
+from engine.models.gguf_loader import _write_cache, hf_name, load_gguf, smollm2_gguf_path, unpermute
 from tests.conftest import dense_greedy
 
 SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"

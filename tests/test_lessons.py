@@ -266,9 +266,9 @@ def test_metric_value_and_numbers():
 @pytest.fixture(scope="module")
 def live_runs():
     """Each numeric question's run (and the runs the content's claims rest on), once, on the tiny model."""
-    from engine.experiment import engine_config_for, run_requests, workload_requests
-    from engine.loader import load_model
-    from engine.workload import preset
+    from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+    from engine.models.loader import load_model
+    from engine.lab.workload import preset
 
     model, cache = load_model("tiny"), {}
 

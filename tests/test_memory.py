@@ -2,10 +2,11 @@
 import pytest
 
 from engine import EngineConfig, SamplingParams
-from engine.experiment import engine_config_for, run_requests, workload_requests
-from engine.llm_engine import LLMEngine
-from engine.metrics import kv_timeline
-from engine.workload import preset
+from engine.core.contiguous import blocks_to_reserve
+from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.core.llm_engine import LLMEngine
+from engine.lab.metrics import kv_timeline
+from engine.lab.workload import preset
 from tests.conftest import dense_greedy
 
 
@@ -53,7 +54,7 @@ def test_contiguous_admits_fewer_and_refuses_with_free_space(tiny):
     s = refusals[0]
     rid = next(r for r, why in s.blocked.items() if why == "fragmentation")
     view = s.requests[rid]
-    need = -(-(view.num_prompt_tokens + view.max_tokens) // s.block_size)
+    need = blocks_to_reserve(view.num_prompt_tokens, view.max_tokens, contiguous.config)
     assert s.num_free_blocks >= need  # enough in total, but no single hole of `need` blocks
     assert paged.summary["kv_waste_share"] < 0.06 < 0.25 < contiguous.summary["kv_waste_share"]
     # reserved-but-unused slots are where the contiguous layout's memory goes

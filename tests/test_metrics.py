@@ -1,10 +1,10 @@
 """Metric formulas on hand-computed cases."""
 import pytest
 
-from engine.metrics import distribution, ideal_steps, jain_index, kv_split, percentile, request_metrics, slo_met
-from engine.request import SLO, FinishReason, Request
+from engine.lab.metrics import distribution, ideal_steps, jain_index, kv_split, percentile, request_metrics, slo_met
+from engine.core.request import SLO, FinishReason, Request
 from engine.sampling_params import SamplingParams
-from engine.snapshot import FrozenDict, RequestView, StepSnapshot
+from engine.core.snapshot import FrozenDict, RequestView, StepSnapshot
 
 
 def test_percentiles_interpolate_linearly():
@@ -24,8 +24,8 @@ def test_jain_index():
     assert jain_index([1, 3]) == pytest.approx(16 / 20)
 
 
-def make_request(arrival=2, first_sched=4, tokens=((5, 1.5), (6, 1.7), (9, 2.3)), slo=SLO()):
-    r = Request("x", [1, 2, 3], SamplingParams(max_tokens=3), arrival_step=arrival, slo=slo)
+def make_request(arrival=2, first_sched=4, tokens=((5, 1.5), (6, 1.7), (9, 2.3)), slo=None):
+    r = Request("x", [1, 2, 3], SamplingParams(max_tokens=3), arrival_step=arrival, slo=slo or SLO())
     r.arrive(1.0)
     r.start_running(first_sched, 1.2)
     for step, t in tokens:

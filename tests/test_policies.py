@@ -2,10 +2,10 @@
 import pytest
 
 from engine import EngineConfig, SamplingParams
-from engine.experiment import engine_config_for, run_requests, workload_requests
-from engine.llm_engine import LLMEngine
-from engine.request import SLO
-from engine.workload import preset
+from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.core.llm_engine import LLMEngine
+from engine.core.request import SLO
+from engine.lab.workload import preset
 
 
 def greedy(n):

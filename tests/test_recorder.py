@@ -1,10 +1,10 @@
 """Rebuilding a run from its snapshots alone gives the engine's own stamps and metrics."""
 import json
 
-from engine.experiment import engine_config_for, run_requests, workload_requests
-from engine.recorder import RunRecorder
-from engine.snapshot import StepSnapshot
-from engine.workload import preset
+from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.recorder import RunRecorder
+from engine.core.snapshot import StepSnapshot
+from engine.lab.workload import preset
 
 STEP_STAMPS = ("arrival_step", "first_scheduled_step", "first_token_step", "finish_step", "token_steps",
                "output_token_ids", "num_preemptions", "num_recomputed_tokens", "num_cached_tokens")

@@ -14,7 +14,8 @@ def test_smollm2_engine_equals_no_cache_recompute(smollm2):
     outputs = llm.generate(prompts, params, on_step=snapshots.append)
     for prompt, out in zip(prompts, outputs):
         assert out.token_ids == dense_greedy(smollm2.model, llm.engine.encode(prompt), params.max_tokens)
-    assert any(s.preempted for s in snapshots) and any(0 < b.num_prefill_tokens < 32 for s in snapshots for b in s.batch)
+    assert any(s.preempted for s in snapshots)
+    assert any(0 < b.num_prefill_tokens < 32 for s in snapshots for b in s.batch)
     assert "Paris" in outputs[0].text
 
 

@@ -8,7 +8,7 @@ import re
 import torch
 import torch.nn.functional as F
 
-from engine.loader import TINY_DIR
+from engine.models.loader import TINY_DIR
 
 BOS, EOS = 256, 257
 CONTEXT = 512
@@ -76,7 +76,7 @@ def test_hf_folder_errors_say_what_was_expected(tmp_path):
     import pytest
 
     from engine.config import ConfigError
-    from engine.loader import load_model
+    from engine.models.loader import load_model
 
     with pytest.raises(ConfigError, match="no model named"):
         load_model(str(tmp_path / "nowhere"))

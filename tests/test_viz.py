@@ -8,9 +8,9 @@ import plotly.graph_objects as go
 import pytest
 from PIL import Image
 
-from engine.experiment import LiveRun, engine_config_for, workload_requests
-from engine.metrics import kv_timeline
-from engine.workload import preset
+from engine.lab.experiment import LiveRun, engine_config_for, workload_requests
+from engine.lab.metrics import kv_timeline
+from engine.lab.workload import preset
 from viz.blocks import block_pool, grid_shape
 from viz.charts import batch_curve, class_boxes, grouped_bars, history_chart, memory_split
 from viz.figure import grid_png

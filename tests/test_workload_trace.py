@@ -5,9 +5,9 @@ import random
 import pytest
 
 from engine.__main__ import main
-from engine.experiment import engine_config_for, run_requests, workload_requests
-from engine.trace import TraceError, TraceRequest, read_trace, write_trace
-from engine.workload import PRESETS, Arrivals, Lengths, generate, preset
+from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.trace import TraceError, TraceRequest, read_trace, write_trace
+from engine.lab.workload import PRESETS, Arrivals, Lengths, generate, preset
 
 STEP_FIGURES = ("steps", "output_tokens", "throughput_tok_per_step", "preemptions", "recomputed_tokens",
                 "slot_utilisation", "kv_waste_share", "fairness_jain", "max_concurrent")
@@ -85,7 +85,8 @@ def good_lines():
     (lambda ls: ls[1:], "no header"),
     (lambda ls: ls + [ls[1]], "line 3: request id 'a' appears twice"),
     (lambda ls: [ls[0], ls[1].replace("[1, 2, 3]", "[1, -2, 3]")], "line 2: request a: prompt_token_ids"),
-    (lambda ls: [ls[0], ls[1].replace('"arrival_step": 0', '"arrival_step": "soon"')], "line 2: request a: arrival_step"),
+    (lambda ls: [ls[0], ls[1].replace('"arrival_step": 0', '"arrival_step": "soon"')],
+     "line 2: request a: arrival_step"),
     (lambda ls: [ls[0], ls[1].replace('"max_tokens": 4', '"max_tokens": 0')], "line 2: request a: max_tokens"),
     (lambda ls: [ls[0], ls[1].replace('"max_tokens": 4', '"max_tokenz": 4')], "line 2: request a"),
     (lambda ls: [ls[0], '{"kind": "comet"}'], "line 2: unknown kind 'comet'"),

@@ -7,9 +7,7 @@ import json
 
 import streamlit as st
 
-from engine.experiment import LiveRun
-from engine.metrics import request_metrics
-from engine.trace import write_trace
+from engine import LiveRun, request_metrics, write_trace
 
 
 def trace_text(run: LiveRun, header: dict) -> str:

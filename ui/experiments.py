@@ -5,10 +5,8 @@ import dataclasses
 
 import streamlit as st
 
-from engine.config import ConfigError, EngineConfig
-from engine.experiment import LiveRun, engine_config_for, workload_requests
-from engine.trace import Trace, TraceRequest
-from engine.workload import Workload, preset
+from engine import (ConfigError, EngineConfig, LiveRun, Trace, TraceRequest, Workload, engine_config_for, preset,
+                    workload_requests)
 from ui import player
 from ui.i18n import t
 from ui.models import get_model
@@ -72,7 +70,10 @@ def _record(page: str, made: list[LiveRun], live: bool) -> list[LiveRun]:
 def explain_rejections(run_list: list[LiveRun]) -> None:
     """If requests were turned away (too long, bigger than the cache), say why and what to change."""
     for run in run_list:
-        rejected = {rid: r.error for rid, r in run.recorder.requests.items() if r.error}
+        if run.stop_reason:  # cut off at LiveRun.MAX_STEPS: its unfinished requests were aborted
+            aborted = sum(1 for r in run.recorder.requests.values() if r.finish_reason == "aborted")
+            st.warning(t("err.stopped", label=run.label, steps=run.MAX_STEPS, n=aborted))
+        rejected = {rid: r.error for rid, r in run.recorder.requests.items() if r.finish_reason == "rejected"}
         if not rejected:
             continue
         total = len(run.recorder.requests)

@@ -1,17 +1,20 @@
 """Every engine knob as a widget, named as in vLLM; returns EngineConfig keyword arguments."""
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
-from engine.config import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES
+from engine import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
 from ui.i18n import t
 
-# The engine's defaults (0 for num_blocks and num_swap_blocks: sized automatically).
-DEFAULTS = {"batcher": "continuous", "policy": "fcfs", "kv_layout": "paged", "preemption_mode": "recompute",
-            "block_size": 16, "num_blocks": 0, "max_num_seqs": 8, "max_num_batched_tokens": 512, "max_model_len": 512,
-            "enable_chunked_prefill": True, "long_prefill_token_threshold": 0, "enable_prefix_caching": False,
-            "max_wait_steps": 0, "contiguous_reserve": "max_tokens", "num_swap_blocks": 0, "priority_aging_steps": 100,
-            "attention_backend": "auto"}
+KNOBS = ("batcher", "policy", "kv_layout", "preemption_mode", "block_size", "num_blocks", "max_num_seqs",
+         "max_num_batched_tokens", "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
+         "enable_prefix_caching", "max_wait_steps", "contiguous_reserve", "num_swap_blocks", "priority_aging_steps",
+         "attention_backend")
+# Read from EngineConfig itself, so the two cannot drift. None (num_blocks, max_model_len,
+# num_swap_blocks) is the engine's "auto": an empty box that the engine sizes.
+DEFAULTS = {f.name: f.default for f in dataclasses.fields(EngineConfig) if f.name in KNOBS}
 
 
 def engine_knobs(prefix: str) -> dict:
@@ -29,9 +32,9 @@ def engine_knobs(prefix: str) -> dict:
     c[0].number_input("max_num_seqs", 0, 256, key=k("max_num_seqs"), help=t("knob.max_num_seqs"))
     c[1].number_input("max_num_batched_tokens", 0, 8192, key=k("max_num_batched_tokens"), help=t("knob.budget"))
     c[2].number_input("block_size", 0, 256, key=k("block_size"))
-    c[3].number_input("num_blocks", 0, 8192, key=k("num_blocks"), help=t("knob.num_blocks"))
+    c[3].number_input("num_blocks", 0, 8192, value=None, key=k("num_blocks"), help=t("knob.num_blocks"))
     c = st.columns(4)
-    c[0].number_input("max_model_len", 1, 8192, key=k("max_model_len"))
+    c[0].number_input("max_model_len", 1, 8192, value=None, key=k("max_model_len"))
     c[1].number_input("long_prefill_token_threshold", 0, 8192, key=k("long_prefill_token_threshold"),
                       help=t("knob.threshold"))
     c[2].number_input("max_wait_steps", 0, 1000, key=k("max_wait_steps"), help=t("knob.max_wait"))
@@ -40,7 +43,7 @@ def engine_knobs(prefix: str) -> dict:
     c[0].toggle("enable_chunked_prefill", key=k("enable_chunked_prefill"))
     c[1].toggle("enable_prefix_caching", key=k("enable_prefix_caching"))
     c[2].selectbox("contiguous_reserve", ("max_tokens", "max_model_len"), key=k("contiguous_reserve"))
-    c[3].number_input("num_swap_blocks", 0, 8192, key=k("num_swap_blocks"), help=t("knob.swap"))
+    c[3].number_input("num_swap_blocks", 0, 8192, value=None, key=k("num_swap_blocks"), help=t("knob.swap"))
     st.selectbox("attention_backend", BACKENDS, key=k("attention_backend"), help=t("knob.backend"))
     # Only the knobs moved from their defaults: the others leave room for the workload's suggestions.
     return {name: ss[f"{prefix}.{name}"] for name, default in DEFAULTS.items() if ss[f"{prefix}.{name}"] != default}

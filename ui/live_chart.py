@@ -16,7 +16,7 @@ import plotly
 import plotly.io as pio
 import streamlit.components.v1 as components
 
-from engine.loader import cache_root
+from engine import cache_root
 
 HTML = Path(__file__).with_name("live_chart.html")
 FIT_RESERVE = 12  # pixels kept free below a fitted chart

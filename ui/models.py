@@ -5,7 +5,7 @@ import threading
 
 import streamlit as st
 
-from engine.loader import LoadedModel, load_model
+from engine import LoadedModel, load_model
 
 MODELS = ("tiny", "smollm2")
 

@@ -11,7 +11,7 @@ from typing import Callable
 
 import streamlit as st
 
-from engine.experiment import LiveRun
+from engine import LiveRun
 from ui.i18n import t
 
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.llm_engine import runtime_info
+from engine import runtime_info
 from ui import moments
 from ui.i18n import LANG_NAMES, LANGS, choice, t
 from ui.models import MODELS, is_loaded

@@ -5,8 +5,7 @@ from html import escape
 
 import streamlit as st
 
-from engine.experiment import LiveRun
-from engine.metrics import free_runs, kv_split
+from engine import LiveRun, blocks_to_reserve, free_runs, kv_split
 from ui.i18n import labels, lang, t
 from ui.live_chart import live_chart
 from ui.style import font_scale, scaled
@@ -160,7 +159,7 @@ def refusal_note(run: LiveRun, frame: int) -> None:
     for rid, why in snap.blocked.items():
         if why == "fragmentation":
             view = snap.requests[rid]
-            need = -(-(view.num_prompt_tokens + view.max_tokens) // snap.block_size)
+            need = blocks_to_reserve(view.num_prompt_tokens, view.max_tokens, run.config)
             st.warning(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
                          largest=max(free_runs(snap.block_ref_count), default=0)))
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine.config import ConfigError
-from engine.workload import Arrivals, Lengths, RequestClassSpec, Workload
+from engine import Arrivals, ConfigError, Lengths, RequestClassSpec, Workload
 
 KINDS = ["fixed", "uniform", "exponential", "lognormal"]
 ARRIVALS = ["all-at-once", "poisson", "bursty"]

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from engine.snapshot import StepSnapshot
+from engine import StepSnapshot
 from viz.figure import figure, image_trace
 from viz.figure import title as title_
 from viz.palette import CACHED_FREE, FREE, HUES, tint

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from engine.snapshot import StepSnapshot
+from engine import StepSnapshot
 from viz.blocks import block_code
 from viz.palette import FREE, HUES, request_color, tint
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.block_manager import BlockManager
+from engine.core.allocator import KVAllocator
 from engine.config import EngineConfig
-from engine.policy import Policy
-from engine.request import FinishReason, Request
+from engine.core.policy import Policy
+from engine.core.request import FinishReason, Request
 
 
 @dataclass
@@ -37,7 +37,7 @@ class SchedulerOutput:
 
 
 class Scheduler:
-    def __init__(self, config: EngineConfig, block_manager: BlockManager, policy: Policy):
+    def __init__(self, config: EngineConfig, block_manager: KVAllocator, policy: Policy):
         self.config = config
         self.block_manager = block_manager
         self.policy = policy
@@ -61,10 +61,10 @@ class Scheduler:
         remaining = request.num_tokens - computed
         n = min(remaining, budget)
         if remaining > 1:  # a prefill (or recompute), not a decode
-            if self.config.long_prefill_token_threshold:
+            if not self.config.enable_chunked_prefill:
+                return n if n == remaining else 0  # the whole prompt must fit one step
+            if self.config.long_prefill_token_threshold:  # a chunking knob: it cannot apply without chunks
                 n = min(n, self.config.long_prefill_token_threshold)
-            if not self.config.enable_chunked_prefill and n < remaining:
-                return 0  # the whole prompt must fit one step
         return n
 
     def schedule_tokens(self, request: Request, n: int, out: SchedulerOutput) -> None:
@@ -110,7 +110,7 @@ class Scheduler:
     def preempt(self, request: Request, out: SchedulerOutput) -> None:
         """Swap: park the cache in the CPU pool. Recompute (or a full CPU pool): drop it, and every
         token so far is prefilled again later."""
-        if self.config.preemption_mode == "swap" and self.block_manager.can_swap_out(request):
+        if self.config.preemption_mode == "swap" and self.block_manager.tables.can_swap_out(request):
             self.block_manager.swap_out(request)
             self.running.remove(request)
             self.slots[request.slot] = None
@@ -126,6 +126,15 @@ class Scheduler:
     def finish(self, request: Request, reason: FinishReason, step: int, now: float) -> None:
         self._leave_running(request)
         request.finish(reason, step, now)
+
+    def abort(self, request: Request, step: int, now: float, reason: str | None = None) -> None:
+        """End a queued or running request at once; every block it holds, device or CPU, goes back."""
+        if request in self.running:
+            self._leave_running(request)
+        else:
+            self.waiting.remove(request)
+            self.block_manager.tables.free_swapped(request)
+        request.finish(FinishReason.ABORTED, step, now, error=reason)
 
     def postprocess(self, out: SchedulerOutput, sampled: dict[str, int], step: int, now: float,
                     eos_token_ids: tuple[int, ...], max_model_len: int) -> list[Request]:
@@ -238,6 +247,6 @@ class StaticScheduler(Scheduler):
             self.admit(request, 0, out, step, now)
 
 
-def make_scheduler(config: EngineConfig, block_manager: BlockManager, policy: Policy) -> Scheduler:
+def make_scheduler(config: EngineConfig, block_manager: KVAllocator, policy: Policy) -> Scheduler:
     cls = {"continuous": ContinuousScheduler, "static": StaticScheduler}[config.batcher]
     return cls(config, block_manager, policy)

@@ -10,10 +10,10 @@ from typing import Callable
 import torch
 
 from engine.config import ConfigError, ModelConfig
-from engine.model import LlamaForCausalLM
-from engine.tokenizer import ByteTokenizer, Tokenizer
+from engine.core.model import LlamaForCausalLM
+from engine.models.tokenizer import ByteTokenizer, Tokenizer
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 TINY_DIR = REPO_ROOT / "models" / "tiny"
 DEFAULT_MODEL = "tiny"
 MODEL_CHOICES = ("tiny", "smollm2", "random-small")
@@ -53,7 +53,7 @@ def load_model(name_or_path: str = DEFAULT_MODEL, dtype: torch.dtype = torch.flo
         loaded = _load_hf_dir(TINY_DIR, "tiny", progress)
         loaded.tokenizer = ByteTokenizer()
     elif name_or_path == "smollm2":
-        from engine.gguf_loader import load_gguf, smollm2_gguf_path
+        from engine.models.gguf_loader import load_gguf, smollm2_gguf_path
         loaded = load_gguf(smollm2_gguf_path(), "smollm2", progress)
     else:
         path = Path(name_or_path)
@@ -61,7 +61,7 @@ def load_model(name_or_path: str = DEFAULT_MODEL, dtype: torch.dtype = torch.flo
             raise ConfigError(f"no model named {name_or_path!r}: use one of {', '.join(MODEL_CHOICES)}, "
                               f"a .gguf file, or a folder with config.json and *.safetensors")
         if path.suffix == ".gguf":
-            from engine.gguf_loader import load_gguf
+            from engine.models.gguf_loader import load_gguf
             loaded = load_gguf(path, path.stem, progress)
         else:
             loaded = _load_hf_dir(path, path.name, progress)
@@ -92,7 +92,7 @@ def _load_hf_dir(path: Path, name: str, progress: Progress) -> LoadedModel:
 
 
 def _hf_tokenizer(path: Path, cfg: ModelConfig) -> Tokenizer:
-    from engine.gguf_loader import BPETokenizer
+    from engine.models.gguf_loader import BPETokenizer
 
     return BPETokenizer.from_file(path / "tokenizer.json", eos_token_ids=cfg.eos_token_ids,
                                   bos_token_id=cfg.bos_token_id)

@@ -10,10 +10,10 @@ import json
 import sys
 
 from engine.config import BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES
-from engine.experiment import RunResult, engine_config_for, run_requests, workload_requests
-from engine.loader import DEFAULT_MODEL, load_model
-from engine.trace import read_trace, write_trace
-from engine.workload import PRESETS, preset
+from engine.lab.experiment import RunResult, engine_config_for, run_requests, workload_requests
+from engine.models.loader import DEFAULT_MODEL, load_model
+from engine.lab.trace import read_trace, write_trace
+from engine.lab.workload import PRESETS, preset
 
 # (label, settings): the matrix --compare runs on one workload
 COMPARE = [
@@ -38,7 +38,8 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--policy", choices=POLICIES)
     p.add_argument("--kv", dest="kv_layout", choices=KV_LAYOUTS)
     p.add_argument("--preemption", dest="preemption_mode", choices=PREEMPTION_MODES)
-    p.add_argument("--prefix-caching", dest="enable_prefix_caching", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--prefix-caching", dest="enable_prefix_caching", action=argparse.BooleanOptionalAction,
+                   default=None)
     p.add_argument("--chunked-prefill", dest="enable_chunked_prefill", action=argparse.BooleanOptionalAction,
                    default=None)
     p.add_argument("--max-num-seqs", type=int)
@@ -97,13 +98,15 @@ def _fmt(value, spec: str = ".1f") -> str:
 
 def compare_table(runs: list[tuple[str, RunResult]], name: str) -> str:
     classes = sorted(runs[0][1].summary["by_class"])
-    head = (f"{'batcher / policy / kv':<32}{'steps':>6}{'tok/step':>9}{'tok/s':>7}{'KV waste':>9}{'Jain':>6}{'preempt':>8}"
+    head = (f"{'batcher / policy / kv':<32}{'steps':>6}{'tok/step':>9}{'tok/s':>7}{'KV waste':>9}{'Jain':>6}"
+            f"{'preempt':>8}"
             + "".join(f"{'TTFT p50 ' + c:>18}{'SLO ' + c:>12}" for c in classes))
     lines = [f"workload: {name} (TTFT in steps; SLO: share of requests meeting theirs)", head, "-" * len(head)]
     for label, r in runs:
         s = r.summary
         row = (f"{label:<32}{s['steps']:>6}{_fmt(s['throughput_tok_per_step'], '.2f'):>9}"
-               f"{_fmt(s['throughput_tok_per_s'], '.0f'):>7}{s['kv_waste_share']:>9.0%}{_fmt(s['fairness_jain'], '.2f'):>6}"
+               f"{_fmt(s['throughput_tok_per_s'], '.0f'):>7}{s['kv_waste_share']:>9.0%}"
+               f"{_fmt(s['fairness_jain'], '.2f'):>6}"
                f"{s['preemptions']:>8}")
         for c in classes:
             lat = s["by_class"][c]
@@ -120,7 +123,8 @@ def summary_text(result: RunResult, name: str) -> str:
         f"workload {name}: {s['num_requests']} requests ({s['num_finished']} finished, {s['num_rejected']} rejected)",
         f"engine: {c.batcher} batcher, {c.policy} policy, {c.kv_layout} KV ({c.num_blocks} blocks of {c.block_size}), "
         f"max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}",
-        f"throughput: {_fmt(s['throughput_tok_per_s'], '.0f')} tok/s, {_fmt(s['throughput_tok_per_step'], '.2f')} tok/step "
+        f"throughput: {_fmt(s['throughput_tok_per_s'], '.0f')} tok/s, "
+        f"{_fmt(s['throughput_tok_per_step'], '.2f')} tok/step "
         f"over {s['steps']} steps ({s['wall_s']:.2f} s)",
         f"latency (steps) p50/p90/p99: queue {_fmt(lat['queue_steps']['p50'])}/{_fmt(lat['queue_steps']['p90'])}/"
         f"{_fmt(lat['queue_steps']['p99'])}, TTFT {_fmt(lat['ttft_steps']['p50'])}/{_fmt(lat['ttft_steps']['p90'])}/"
@@ -129,9 +133,11 @@ def summary_text(result: RunResult, name: str) -> str:
         f"latency (ms) p50: TTFT {_fmt(_ms(lat['ttft_s']['p50']))}, TPOT {_fmt(_ms(lat['tpot_s']['p50']), '.2f')}, "
         f"e2e {_fmt(_ms(lat['e2e_s']['p50']))}",
         f"memory: KV waste {s['kv_waste_share']:.1%}, peak use {s['kv_peak_used_share']:.0%}, "
-        f"refused by fragmentation {s['admissions_refused_by_fragmentation']}x, prefix-cached tokens {s['prefix_cached_tokens']}",
+        f"refused by fragmentation {s['admissions_refused_by_fragmentation']}x, "
+        f"prefix-cached tokens {s['prefix_cached_tokens']}",
         f"fairness (Jain over slowdown): {_fmt(s['fairness_jain'], '.3f')}; slot use {s['slot_utilisation']:.0%}; "
-        f"preemptions {s['preemptions']} ({s['recomputed_tokens']} tokens recomputed, {s['blocks_swapped']} blocks swapped)",
+        f"preemptions {s['preemptions']} ({s['recomputed_tokens']} tokens recomputed, "
+        f"{s['blocks_swapped']} blocks swapped)",
     ]
     for cls, d in s["by_class"].items():
         slo = d["slo_attainment"]

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Callable
 
 from engine.config import ConfigError
-from engine.request import SLO
+from engine.core.request import SLO
 from engine.sampling_params import SamplingParams
-from engine.trace import TraceRequest
+from engine.lab.trace import TraceRequest
 
 CORPUS = Path(__file__).resolve().parent / "data" / "corpus.txt"
 

@@ -45,7 +45,7 @@ class SLO:
     latency_steps: int | None = None
 
 
-@dataclass
+@dataclass(eq=False)  # identity: `request in running` must not compare every field
 class Request:
     request_id: str
     prompt_token_ids: list[int]

@@ -9,7 +9,7 @@ from tokenizers import AddedToken, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as HFTokenizer
 
 from engine.config import ConfigError
-from engine.tokenizer import chatml
+from engine.models.tokenizer import chatml
 
 # GGUF `tokenizer.ggml.pre` values whose split we reproduce. smollm/starcoder/refact: llama.cpp splits
 # every digit off first, then applies the GPT-2 regex (= HF's Digits(individual) + ByteLevel).
@@ -23,7 +23,7 @@ _DEFAULT_SYSTEM = re.compile(r"<\|im_start\|>system(?:\n|\\n)([^'\"{}<]+)<\|im_e
 
 
 class BPETokenizer:
-    """The `engine.tokenizer.Tokenizer` protocol over a Hugging Face `tokenizers.Tokenizer`."""
+    """The `engine.models.tokenizer.Tokenizer` protocol over a Hugging Face `tokenizers.Tokenizer`."""
 
     def __init__(self, tok: HFTokenizer, eos_token_ids, bos_token_id: int | None, chat_template: str | None = None):
         self._tok = tok

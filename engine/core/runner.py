@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import torch
 
-from engine.block_manager import BlockManager, CacheOps
-from engine.model import LlamaForCausalLM, PagedContext
-from engine.sampler import sample
-from engine.scheduler import ScheduledRequest
+from engine.core.allocator import CacheOps, KVAllocator
+from engine.core.model import LlamaForCausalLM, PagedContext
+from engine.core.sampler import sample
+from engine.core.scheduler import ScheduledRequest
 from kernels import AttentionBackend, AttentionMetadata
 
 
@@ -22,7 +22,8 @@ class ModelRunner:
         self.model, self.backend, self.device = model, backend, device
         shape = (num_blocks, block_size, cfg.num_key_value_heads, cfg.head_dim)
         # per layer: K and V, [num_blocks, block_size, num_kv_heads, head_dim]
-        self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=device), torch.zeros(shape, dtype=dtype, device=device))
+        self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=device),
+                           torch.zeros(shape, dtype=dtype, device=device))
                           for _ in range(cfg.num_hidden_layers)]
         # the CPU-side pool that swap preemption parks caches in
         swap_shape = (num_swap_blocks, *shape[1:])
@@ -44,7 +45,7 @@ class ModelRunner:
                 k[dst].copy_(k[src])
                 v[dst].copy_(v[src])
 
-    def run(self, scheduled: list[ScheduledRequest], block_manager: BlockManager) -> tuple[dict[str, int], list[int]]:
+    def run(self, scheduled: list[ScheduledRequest], block_manager: KVAllocator) -> tuple[dict[str, int], list[int]]:
         """One forward pass over every scheduled token.
 
         Returns {request_id: sampled token} and the slot_mapping used (for the views)."""
@@ -55,7 +56,7 @@ class ModelRunner:
             start = request.num_computed_tokens
             input_ids += request.all_token_ids[start:start + n]
             positions += range(start, start + n)
-            slot_mapping += block_manager.slot_mapping(request, n)
+            slot_mapping += block_manager.tables.slot_mapping(request, n)
             query_lens.append(n)
             seq_lens.append(start + n)
             block_tables.append(request.block_table)

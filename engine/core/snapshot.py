@@ -7,6 +7,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: the snapshot module stays importable without the engine
+    from engine.core.allocator import CacheOps, KVAllocator
+    from engine.core.request import Request
+    from engine.core.scheduler import Scheduler, SchedulerOutput
 
 
 class FrozenDict(dict):
@@ -69,6 +75,7 @@ class StepSnapshot:
     preempted: tuple[str, ...] = ()
     finished: tuple[str, ...] = ()
     rejected: FrozenDict = field(default_factory=FrozenDict)  # request id -> reason
+    aborted: tuple[str, ...] = ()  # ended by abort() since the previous step
     blocked: FrozenDict = field(default_factory=FrozenDict)  # head of the queue -> slots/budget/memory/fragmentation
     blocks_swapped_out: int = 0
     blocks_swapped_in: int = 0
@@ -134,24 +141,81 @@ def request_view(r) -> RequestView:
                        r.num_cached_tokens, r.swapped, r.num_recomputed_tokens)
 
 
-def capture(step: int, time_s: float, step_time_s: float, model_time_s: float, scheduler, block_manager,
-            out, sampled: dict, slot_mapping_blocks: set, arrived, finished, rejected, ops) -> StepSnapshot:
+@dataclass
+class StepResult:
+    """What one step did, as the step loop saw it; `capture` freezes it with the engine's state."""
+
+    step: int
+    time_s: float
+    step_time_s: float
+    model_time_s: float
+    out: SchedulerOutput
+    sampled: dict[str, int]
+    slot_mapping: list[int]  # cache slots this step wrote
+    arrived: list[str]
+    finished: list[Request]
+    rejected: list[Request]
+    aborted: list[Request]
+    ops: CacheOps
+
+
+@dataclass(frozen=True)
+class StepStats:
+    """One step's counters without the engine's state: what a benchmark or a server's metrics read.
+    An engine made with `snapshots=False` returns these, and skips the per-block and per-request copies."""
+
+    step: int
+    time_s: float
+    step_time_s: float
+    model_time_s: float
+    batch: tuple[ScheduledView, ...]
+    num_running: int
+    num_waiting: int
+    emitted: dict[str, int]
+    finished: tuple[str, ...]
+    rejected: tuple[str, ...]
+    aborted: tuple[str, ...]
+    preempted: tuple[str, ...]
+
+    @property
+    def num_prefill_tokens(self) -> int:
+        return sum(b.num_prefill_tokens for b in self.batch)
+
+    @property
+    def num_decode_tokens(self) -> int:
+        return sum(b.num_decode_tokens for b in self.batch)
+
+
+def _batch(out: SchedulerOutput) -> tuple[ScheduledView, ...]:
+    return tuple(ScheduledView(s.request.request_id, s.slot, s.num_new_tokens if s.is_prefill else 0,
+                               0 if s.is_prefill else s.num_new_tokens) for s in out.scheduled)
+
+
+def stats(result: StepResult, scheduler: Scheduler) -> StepStats:
+    r = result
+    return StepStats(r.step, r.time_s, r.step_time_s, r.model_time_s, _batch(r.out), len(scheduler.running),
+                     len(scheduler.waiting), r.sampled, tuple(q.request_id for q in r.finished),
+                     tuple(q.request_id for q in r.rejected), tuple(q.request_id for q in r.aborted),
+                     tuple(r.out.preempted))
+
+
+def capture(result: StepResult, scheduler: Scheduler, block_manager: KVAllocator) -> StepSnapshot:
     """Freeze the scheduler's and block manager's state after a step."""
+    r, out = result, result.out
     views = block_manager.block_views()
     live = scheduler.running + scheduler.waiting
-    batch = tuple(ScheduledView(s.request.request_id, s.slot, s.num_new_tokens if s.is_prefill else 0,
-                                0 if s.is_prefill else s.num_new_tokens) for s in out.scheduled)
+    ended = [*r.finished, *r.rejected, *r.aborted]
     return StepSnapshot(
-        step=step, time_s=time_s, step_time_s=step_time_s, model_time_s=model_time_s, batch=batch,
+        step=r.step, time_s=r.time_s, step_time_s=r.step_time_s, model_time_s=r.model_time_s, batch=_batch(out),
         slots=tuple(scheduler.slots),
-        waiting=tuple(r.request_id for r in scheduler.policy.order(scheduler.waiting, step + 1)),
-        block_tables=FrozenDict({rid: tuple(r.block_table) for rid, r in block_manager.holders.items()}),
-        block_owner=tuple(v.owner for v in views), block_fill=tuple(v.fill for v in views),
-        block_ref_count=tuple(v.ref_count for v in views), block_cached=tuple(v.cached for v in views),
+        waiting=tuple(q.request_id for q in scheduler.policy.order(scheduler.waiting, r.step + 1)),
+        block_tables=FrozenDict({rid: tuple(q.block_table) for rid, q in block_manager.holders.items()}),
+        block_owner=views.owner, block_fill=views.fill, block_ref_count=views.ref_count, block_cached=views.cached,
         block_size=block_manager.block_size, kv_layout=block_manager.kv_layout,
-        written_blocks=tuple(sorted(slot_mapping_blocks)),
-        requests=FrozenDict({r.request_id: request_view(r) for r in [*live, *finished, *rejected]}),
-        emitted=FrozenDict(sampled), arrived=tuple(arrived), admitted=tuple(out.admitted),
-        preempted=tuple(out.preempted), finished=tuple(r.request_id for r in finished),
-        rejected=FrozenDict({r.request_id: r.error for r in rejected}), blocked=FrozenDict(out.blocked),
-        blocks_swapped_out=len(ops.swap_out), blocks_swapped_in=len(ops.swap_in), blocks_copied=len(ops.copy))
+        written_blocks=tuple(sorted({slot // block_manager.block_size for slot in r.slot_mapping if slot >= 0})),
+        requests=FrozenDict({q.request_id: request_view(q) for q in [*live, *ended]}),
+        emitted=FrozenDict(r.sampled), arrived=tuple(r.arrived), admitted=tuple(out.admitted),
+        preempted=tuple(out.preempted), finished=tuple(q.request_id for q in r.finished),
+        rejected=FrozenDict({q.request_id: q.error for q in r.rejected}), blocked=FrozenDict(out.blocked),
+        aborted=tuple(q.request_id for q in r.aborted),
+        blocks_swapped_out=len(r.ops.swap_out), blocks_swapped_in=len(r.ops.swap_in), blocks_copied=len(r.ops.copy))

@@ -5,15 +5,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 from engine.config import EngineConfig
-from engine.llm_engine import LLMEngine
-from engine.loader import LoadedModel
-from engine.metrics import summarize
-from engine.recorder import RunRecorder
-from engine.request import Request
+from engine.core.llm_engine import LLMEngine
+from engine.models.loader import LoadedModel
+from engine.lab.metrics import summarize
+from engine.lab.recorder import RunRecorder
+from engine.core.request import Request
 from engine.sampling_params import SamplingParams
-from engine.snapshot import StepSnapshot
-from engine.trace import TraceRequest
-from engine.workload import Workload, generate
+from engine.core.snapshot import StepSnapshot
+from engine.lab.trace import TraceRequest
+from engine.lab.workload import Workload, generate
 
 
 @dataclass
@@ -45,15 +45,29 @@ def run_requests(loaded: LoadedModel, trace_requests: list[TraceRequest], config
                                    arrival_step=r.arrival_step, request_class=r.request_class,
                                    priority=r.priority, slo=r.slo) for r in trace_requests]
     snapshots = engine.run_until_done(on_step, max_steps)
-    summary = summarize(requests, snapshots, config.max_num_seqs, config.max_num_batched_tokens)
+    stopped = None
+    if engine.has_unfinished():
+        stopped = stop_at_limit(engine, max_steps)
+        snapshots.append(engine.step())  # records the aborts
+    summary = summarize(requests, snapshots, engine.config.max_num_seqs, engine.config.max_num_batched_tokens)
+    summary["stopped"] = stopped
     return RunResult(engine.config, requests, trace_requests, snapshots, summary)
+
+
+def stop_at_limit(engine: LLMEngine, max_steps: int) -> str:
+    """Cut a run off at its step limit, loudly: the unfinished requests are aborted with the reason."""
+    unfinished = sum(1 for r in engine.requests.values() if not r.is_finished)
+    reason = (f"stopped at the limit of {max_steps} steps with {unfinished} requests unfinished "
+              f"(counted as aborted): shorten the workload or raise the limit")
+    engine.abort_unfinished(reason)
+    return reason
 
 
 class LiveRun:
     """A run the UI can play: stepped on demand ("live"), run to the end, or replayed from a trace
     with no model at all. Every snapshot is kept, so stepping back and replay cost no compute."""
 
-    MAX_STEPS = 20_000
+    MAX_STEPS = 20_000  # a run that needs more is stopped, its unfinished requests aborted with the reason
 
     def __init__(self, loaded: LoadedModel | None, trace_requests: list[TraceRequest], config: EngineConfig,
                  label: str = ""):
@@ -64,6 +78,7 @@ class LiveRun:
         self.recorder = RunRecorder(trace_requests, self.config.max_num_seqs, self.config.max_num_batched_tokens)
         self.cache: dict = {}  # derived per-frame data a view keeps (timeline columns, memory split)
         self._summary: dict | None = None
+        self.stop_reason: str | None = None  # set when the run was cut off before every request ended
         if self.engine:
             for r in trace_requests:
                 self.engine.add_request(r.prompt_token_ids, r.sampling_params, request_id=r.request_id,
@@ -88,17 +103,22 @@ class LiveRun:
 
     @property
     def done(self) -> bool:
-        return self.engine is None or not self.engine.has_unfinished() or self.frames >= self.MAX_STEPS
+        return self.engine is None or not self.engine.has_unfinished()
+
+    def _step(self) -> None:
+        if self.frames >= self.MAX_STEPS and self.stop_reason is None:
+            self.stop_reason = stop_at_limit(self.engine, self.MAX_STEPS)
+        self.recorder.add(self.engine.step())  # past the limit: the step that records the aborts
 
     def ensure(self, frame: int) -> None:
         """Step the engine until frame `frame` exists (or the run ends)."""
         while self.frames <= frame and not self.done:
-            self.recorder.add(self.engine.step())
+            self._step()
 
     def run_to_end(self, on_progress: Callable[[float], None] | None = None) -> None:
         total = max(1, len(self.trace_requests))
         while not self.done:
-            self.recorder.add(self.engine.step())
+            self._step()
             if on_progress and self.frames % 16 == 0:
                 finished = sum(1 for r in self.engine.requests.values() if r.is_finished)
                 on_progress(finished / total)
@@ -106,6 +126,7 @@ class LiveRun:
     def summary(self) -> dict:
         if self._summary is None or not self.done:
             summary = self.recorder.summary()
+            summary["stopped"] = self.stop_reason
             if not self.done:
                 return summary
             self._summary = summary

@@ -7,21 +7,24 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import numbers
 import time
 
 import torch
 
-from engine.block_manager import BlockManager
+from engine.core.allocator import KVAllocator
+from engine.core.block_manager import BlockManager
 from engine.config import ConfigError, EngineConfig
-from engine.contiguous import ContiguousAllocator
-from engine.loader import LoadedModel
-from engine.policy import make_policy
-from engine.request import SLO, FinishReason, Request
-from engine.runner import ModelRunner
+from engine.core.contiguous import ContiguousAllocator
+from engine.models.loader import LoadedModel
+from engine.core.policy import make_policy
+from engine.core.request import SLO, FinishReason, Request
+from engine.core.runner import ModelRunner
 from engine.sampling_params import SamplingParams
-from engine.scheduler import make_scheduler
-from engine.snapshot import StepSnapshot, capture
+from engine.core.scheduler import make_scheduler
+from engine.core.snapshot import StepResult, StepSnapshot, StepStats, capture, stats
 from kernels import get_backend, resolve_backend_name
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -38,7 +41,7 @@ def runtime_info(attention_backend: str = "auto") -> tuple[str, str]:
     return device, resolve_backend_name(attention_backend, device)
 
 
-def make_block_manager(config: EngineConfig) -> BlockManager:
+def make_block_manager(config: EngineConfig) -> KVAllocator:
     if config.kv_layout == "contiguous":
         return ContiguousAllocator(config.num_blocks, config.block_size, config.max_model_len,
                                    config.contiguous_reserve, config.num_swap_blocks)
@@ -47,8 +50,10 @@ def make_block_manager(config: EngineConfig) -> BlockManager:
 
 
 class LLMEngine:
-    def __init__(self, loaded: LoadedModel, config: EngineConfig | None = None):
-        config = config or EngineConfig()
+    def __init__(self, loaded: LoadedModel, config: EngineConfig | None = None, *, snapshots: bool = True):
+        """`snapshots=False`: step() returns StepStats, not a StepSnapshot of the whole cache (benchmarks)."""
+        # resolved into a copy: the caller's config keeps its None ("auto") values for the next engine
+        config = dataclasses.replace(config, extra=dict(config.extra)) if config else EngineConfig()
         model_cfg = loaded.model.config
         if config.max_model_len is None:
             config.max_model_len = min(model_cfg.max_position_embeddings, DEFAULT_MAX_MODEL_LEN)
@@ -67,9 +72,11 @@ class LLMEngine:
                                         make_policy(config.policy, config.priority_aging_steps))
         self.runner = ModelRunner(loaded.model, config.num_blocks, config.block_size, self.backend,
                                   config.device, DTYPES[config.dtype], config.num_swap_blocks)
+        self.snapshots = snapshots
         self.requests: dict[str, Request] = {}
         self.pending: list[Request] = []  # added with an arrival step still in the future
         self.rejected_unreported: list[Request] = []
+        self.aborted_unreported: list[Request] = []
         self.step_index = 0
         self.stalled_steps = 0
         self._ids = itertools.count()
@@ -90,7 +97,7 @@ class LLMEngine:
         if isinstance(prompt, str):
             text, token_ids = prompt, self.encode(prompt)
         else:
-            text, token_ids = None, list(prompt)
+            text, token_ids = None, self.check_token_ids(prompt)
         request = Request(request_id, token_ids, sampling_params or SamplingParams(),
                           arrival_step=self.step_index if arrival_step is None else max(arrival_step, self.step_index),
                           request_class=request_class, priority=priority, slo=slo or SLO(), prompt=text, seq_no=seq_no)
@@ -103,6 +110,17 @@ class LLMEngine:
         else:
             self.pending.append(request)
         return request
+
+    def check_token_ids(self, token_ids) -> list[int]:
+        """Prompt ids given directly must be integers inside the vocabulary, or the embedding fails mid-step."""
+        ids, vocab = list(token_ids), self.loaded.model.config.vocab_size
+        for i, t in enumerate(ids):
+            if not isinstance(t, numbers.Integral) or isinstance(t, bool):
+                raise ConfigError(f"prompt token ids must be integers: position {i} holds {t!r}")
+            if not 0 <= t < vocab:
+                raise ConfigError(f"prompt token id {t} at position {i} is outside the vocabulary "
+                                  f"(ids 0 to {vocab - 1}, vocab_size {vocab})")
+        return [int(t) for t in ids]
 
     def encode(self, text: str) -> list[int]:
         ids = self.tokenizer.encode(text)
@@ -121,30 +139,38 @@ class LLMEngine:
                     f"but the whole cache has {self.block_manager.num_blocks}: raise num_blocks or lower max_tokens")
         return None
 
-    def abort(self, request_id: str) -> None:
+    def abort(self, request_id: str, reason: str | None = None) -> None:
+        """End a request now (a client went away). Its blocks are freed at once; the next
+        snapshot lists it under `aborted`."""
         request = self.requests[request_id]
         if request.is_finished:
             return
         if request in self.pending:
             self.pending.remove(request)
-        elif request in self.scheduler.running:
-            self.scheduler.finish(request, FinishReason.ABORTED, self.step_index, self.now())
-            return
-        elif request in self.scheduler.waiting:
-            self.scheduler.waiting.remove(request)
-        request.finish(FinishReason.ABORTED, self.step_index, self.now())
+            request.finish(FinishReason.ABORTED, self.step_index, self.now(), error=reason)
+        else:
+            self.scheduler.abort(request, self.step_index, self.now(), reason)
+        self.aborted_unreported.append(request)
+
+    def abort_unfinished(self, reason: str) -> int:
+        """Abort every request still queued or running; returns how many there were."""
+        unfinished = [rid for rid, r in self.requests.items() if not r.is_finished]
+        for rid in unfinished:
+            self.abort(rid, reason)
+        return len(unfinished)
 
     def has_unfinished(self) -> bool:
-        return bool(self.pending or self.scheduler.has_unfinished() or self.rejected_unreported)
+        return bool(self.pending or self.scheduler.has_unfinished() or self.rejected_unreported
+                    or self.aborted_unreported)
 
     # --- the step loop -----------------------------------------------------------
-    def step(self) -> StepSnapshot:
+    def step(self) -> StepSnapshot | StepStats:
         step, t_start = self.step_index, self.now()
         arrived = self._admit_arrivals(step, t_start)
 
         out = self.scheduler.schedule(step, self.now())  # 1. schedule
         t_model = time.perf_counter()
-        ops = self.block_manager.drain_ops()
+        ops = self.block_manager.tables.drain_ops()
         self.runner.apply_cache_ops(ops)  # swap out/in, copy-on-write: before anything is written
         sampled, slot_mapping = (self.runner.run(out.scheduled, self.block_manager)  # 2. run the model
                                  if out.scheduled else ({}, []))
@@ -154,12 +180,14 @@ class LLMEngine:
 
         self._watch_for_stall(out)
         rejected, self.rejected_unreported = self.rejected_unreported, []
+        aborted, self.aborted_unreported = self.aborted_unreported, []
         end = self.now()
-        snapshot = capture(step, end, end - t_start, model_time, self.scheduler, self.block_manager, out, sampled,
-                           {s // self.config.block_size for s in slot_mapping if s >= 0},
-                           arrived, finished, rejected, ops)
+        result = StepResult(step, end, end - t_start, model_time, out, sampled, slot_mapping, arrived, finished,
+                            rejected, aborted, ops)
         self.step_index += 1
-        return snapshot
+        if not self.snapshots:
+            return stats(result, self.scheduler)
+        return capture(result, self.scheduler, self.block_manager)
 
     def _admit_arrivals(self, step: int, now: float) -> list[str]:
         arrived = [r for r in self.pending if r.arrival_step <= step]

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from engine.request import Request
-from engine.snapshot import StepSnapshot
+from engine.config import cdiv
+from engine.core.request import Request
+from engine.core.snapshot import StepSnapshot
 
 LATENCIES = ("queue_steps", "ttft_steps", "tpot_steps", "e2e_steps", "queue_s", "ttft_s", "tpot_s", "e2e_s")
 LENGTH_BUCKETS = ((64, "short (<=64 tokens)"), (256, "medium (65-256)"), (math.inf, "long (>256)"))
@@ -29,7 +30,7 @@ def length_bucket(total_tokens: int) -> str:
 
 def ideal_steps(num_prompt_tokens: int, num_output_tokens: int, max_num_batched_tokens: int) -> int:
     """Steps the request would take alone: its prefill chunks, then one step per further token."""
-    return math.ceil(num_prompt_tokens / max_num_batched_tokens) + max(0, num_output_tokens - 1)
+    return cdiv(num_prompt_tokens, max_num_batched_tokens) + max(0, num_output_tokens - 1)
 
 
 def slo_met(r: Request) -> bool | None:
@@ -191,6 +192,7 @@ def summarize(requests: list[Request], snapshots: list[StepSnapshot], max_num_se
         "num_requests": len(per_request),
         "num_finished": len(served),
         "num_rejected": sum(1 for m in per_request if m["finish_reason"] == "rejected"),
+        "num_aborted": sum(1 for m in per_request if m["finish_reason"] == "aborted"),
         "steps": steps,
         "wall_s": wall,
         "output_tokens": out_tokens,
@@ -202,7 +204,8 @@ def summarize(requests: list[Request], snapshots: list[StepSnapshot], max_num_se
         "latency": latencies(per_request),
         "by_class": {k: latencies(v) for k, v in sorted(by_class.items())},
         "by_length": {k: latencies(v) for k, v in sorted(by_bucket.items())},
-        "slot_utilisation": (sum(sum(1 for x in s.slots if x) for s in snapshots) / (steps * max_num_seqs)) if steps else 0,
+        "slot_utilisation": (sum(sum(1 for x in s.slots if x) for s in snapshots) / (steps * max_num_seqs)
+                             if steps else 0),
         "kv_mean_share": kv_mean,
         "kv_peak_used_share": max(used, default=0.0),
         # the paper's figure: of the memory a layout ties up, the share not holding token states
@@ -213,5 +216,6 @@ def summarize(requests: list[Request], snapshots: list[StepSnapshot], max_num_se
         "blocks_swapped": sum(s.blocks_swapped_out for s in snapshots),
         "prefix_cached_tokens": sum(m["num_cached_tokens"] for m in per_request),
         "max_concurrent": max((sum(1 for x in s.slots if x) for s in snapshots), default=0),
-        "admissions_refused_by_fragmentation": sum(1 for s in snapshots for why in s.blocked.values() if why == "fragmentation"),
+        "admissions_refused_by_fragmentation": sum(1 for s in snapshots for why in s.blocked.values()
+                                                   if why == "fragmentation"),
     }

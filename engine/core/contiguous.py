@@ -1,0 +1,112 @@
+"""The contiguous KV layout: what paging replaced.
+
+At admission a request reserves one contiguous run of blocks for its prompt plus its maximum
+output (or max_model_len), first-fit in one linear arena, and holds it until it finishes. Same
+model, same kernels: the run is just a block table of consecutive blocks. It shows the two
+classic failures: slots reserved but never used, and a request refused although the free space
+adds up to enough (external fragmentation: no single hole is big enough).
+"""
+from __future__ import annotations
+
+from engine.core.allocator import BlockTables, BlockViews
+from engine.config import EngineConfig, cdiv
+from engine.core.request import Request
+
+
+def reserved_blocks(max_total_tokens: int, block_size: int, max_model_len: int | None, reserve: str) -> int:
+    """Blocks reserved at admission: prompt + max_tokens, or the whole context; never past max_model_len."""
+    tokens = max_total_tokens
+    if max_model_len is not None:
+        tokens = max_model_len if reserve == "max_model_len" else min(tokens, max_model_len)
+    return cdiv(tokens, block_size)
+
+
+def blocks_to_reserve(num_prompt_tokens: int, max_tokens: int, config: EngineConfig) -> int:
+    """What the contiguous layout reserves for a request under an engine's (resolved) config; the
+    views use it to explain a refusal from a snapshot alone."""
+    return reserved_blocks(num_prompt_tokens + max_tokens, config.block_size, config.max_model_len,
+                           config.contiguous_reserve)
+
+
+class ContiguousAllocator:
+    """The `KVAllocator` of the reserve-ahead layout: one run of blocks per request, first fit."""
+
+    kv_layout = "contiguous"
+
+    def __init__(self, num_blocks: int, block_size: int, max_model_len: int, reserve: str = "max_tokens",
+                 num_swap_blocks: int = 0):
+        self.block_size = block_size
+        self.max_model_len = max_model_len
+        self.reserve = reserve
+        self.tables = BlockTables(num_blocks, block_size, num_swap_blocks)
+        self.pool, self.swap_pool, self.holders = self.tables.pool, self.tables.swap_pool, self.tables.holders
+
+    @property
+    def num_blocks(self) -> int:
+        return self.pool.num_blocks
+
+    @property
+    def num_free_blocks(self) -> int:
+        return self.pool.num_free
+
+    def reservation(self, request: Request) -> int:
+        return reserved_blocks(request.max_total_tokens, self.block_size, self.max_model_len, self.reserve)
+
+    def worst_case_blocks(self, request: Request) -> int:
+        return self.reservation(request)
+
+    def first_fit(self, length: int) -> int | None:
+        """Start of the first run of `length` free blocks, or None."""
+        run = 0
+        for block_id, refs in enumerate(self.pool.ref_counts):
+            run = run + 1 if refs == 0 else 0
+            if run == length:
+                return block_id - length + 1
+        return None
+
+    # --- admission: the whole reservation at once, or nothing ------------------------
+    def prefix_hits(self, request: Request) -> list[int]:
+        return []  # no prefix caching: a run is never shared
+
+    def hit_tokens(self, request: Request, hits: list[int]) -> int:
+        return 0
+
+    def can_allocate(self, request: Request, num_new_tokens: int, hits=()) -> bool:
+        return self.first_fit(self.reservation(request)) is not None
+
+    def allocate(self, request: Request, num_new_tokens: int, hits=()) -> None:
+        assert not request.block_table, f"{request.request_id} already holds blocks"
+        self.holders[request.request_id] = request
+        start = self.first_fit(self.reservation(request))
+        for block_id in range(start, start + self.reservation(request)):
+            self.pool.take_specific(block_id)
+            request.block_table.append(block_id)
+        self.tables.swap_in(request)
+
+    def refusal(self, request: Request) -> str:
+        """Why a request cannot be admitted: not enough memory, or no hole big enough."""
+        return "fragmentation" if self.pool.num_free >= self.reservation(request) else "memory"
+
+    # --- growth: the reservation already holds every token the request may produce ----
+    def can_append(self, request: Request, num_new_tokens: int = 1) -> bool:
+        return True
+
+    def append_slots(self, request: Request, num_new_tokens: int = 1) -> None:
+        assert cdiv(request.num_computed_tokens + num_new_tokens, self.block_size) <= len(request.block_table)
+
+    def commit(self, request: Request) -> None:
+        pass  # nothing to register: no prefix cache
+
+    # --- giving blocks back ----------------------------------------------------------------
+    def free(self, request: Request) -> None:
+        self.tables.free(request)
+
+    def swap_out(self, request: Request) -> None:
+        self.tables.swap_out(request)
+        self.tables.free(request)
+
+    def block_views(self) -> BlockViews:
+        return self.tables.block_views((False,) * self.num_blocks)
+
+    def check_invariants(self) -> None:
+        self.tables.check_invariants()
