@@ -55,3 +55,7 @@ def dense_greedy(model, prompt_ids: list[int], max_tokens: int, eos_ids=()) -> l
             if token in eos_ids:
                 break
     return out
+
+
+# The browser tests' fixtures (the lab on a free port, Debian's chromium), for every test module that asks.
+from browser_support import browser, server  # noqa: E402, F401

@@ -4,7 +4,7 @@ import re
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, browser, counter, open_page, server  # noqa: F401
+from browser_support import ARTIFACTS, assert_no_errors, counter, open_page
 
 PAGES = ["", "lesson-overview", "lesson-mechanisms-myths", "why-batch", "static-vs-continuous", "paged-kv", "policies",
          "tasks", "quiz", "playground"]  # "": home, the default page

@@ -7,7 +7,7 @@ import re
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, browser, new_page, server, wait_idle  # noqa: F401
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 SIZES = [(1440, 900), (1280, 720)]
@@ -101,8 +101,9 @@ def test_a_deep_link_opens_in_the_language_it_names(browser, server, lang):
     page.close()
 
 
-TRUNCATED = """() => [...document.querySelectorAll('[data-testid="stMain"] .lab-metrics *, [data-testid="stMain"] .lab-table *,'
-    + '[data-testid="stMain"] .lab-run-heading, [data-testid="stMain"] .lab-frame *, [data-testid="stMain"] button *')]
+CHECKED = ", ".join(f'[data-testid="stMain"] {part}' for part in (
+    ".lab-metrics *", ".lab-table *", ".lab-run-heading", ".lab-frame *", "button *"))
+TRUNCATED = """() => [...document.querySelectorAll('""" + CHECKED + """')]
   .filter(el => el.offsetParent !== null && el.innerText && el.innerText.trim()
     && (getComputedStyle(el).textOverflow === 'ellipsis' || getComputedStyle(el).overflow === 'hidden')
     && el.scrollWidth > el.clientWidth + 1)
@@ -111,12 +112,15 @@ TRUNCATED = """() => [...document.querySelectorAll('[data-testid="stMain"] .lab-
 OVERFLOWING_COLUMNS = """() => {
   const out = [];
   for (const row of document.querySelectorAll('[data-testid="stMain"] [data-testid="stHorizontalBlock"]')) {
-    const cols = [...row.children].filter(c => c.matches('[data-testid="stColumn"]') && c.querySelector('.lab-run-heading'));
+    const cols = [...row.children].filter(c => c.matches('[data-testid="stColumn"]')
+                                           && c.querySelector('.lab-run-heading'));
     if (cols.length < 2) continue;
     for (let i = 0; i < cols.length; i++) {
       const r = cols[i].getBoundingClientRect();
-      if (cols[i].scrollWidth > cols[i].clientWidth + 1) out.push(`column ${i} overflows by ${cols[i].scrollWidth - cols[i].clientWidth}px`);
-      if (i > 0 && cols[i - 1].getBoundingClientRect().right > r.left + 1) out.push(`columns ${i - 1} and ${i} overlap`);
+      const over = cols[i].scrollWidth - cols[i].clientWidth;
+      if (over > 1) out.push(`column ${i} overflows by ${over}px`);
+      const overlap = i > 0 && cols[i - 1].getBoundingClientRect().right > r.left + 1;
+      if (overlap) out.push(`columns ${i - 1} and ${i} overlap`);
     }
   }
   return out;
@@ -124,8 +128,8 @@ OVERFLOWING_COLUMNS = """() => {
 
 
 def scroll_to_top(page) -> None:
-    page.evaluate("""() => { for (const el of [document.scrollingElement, document.querySelector('[data-testid="stMain"]')])
-                               if (el) el.scrollTop = 0; }""")
+    page.evaluate("""() => { const main = document.querySelector('[data-testid="stMain"]');
+                             for (const el of [document.scrollingElement, main]) if (el) el.scrollTop = 0; }""")
 
 
 def toggle_instructor(page) -> None:
