@@ -51,7 +51,7 @@ def load_triton_kernels(device: str):
 
 def is_interpreted(mod) -> bool:
     """Whether the kernels run under Triton's interpreter, read from the kernel object itself."""
-    return type(mod._paged_attention_kernel).__name__ == "InterpretedFunction"
+    return mod.INTERPRETED
 
 
 def resolve_backend_name(name: str, device: str) -> str:
