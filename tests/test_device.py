@@ -50,10 +50,10 @@ def test_an_explicit_dtype_or_device_that_disagrees_with_the_weights_is_refused(
         EngineConfig(device="tpu").validate()
 
 
+@no_cuda
 def test_triton_on_cpu_says_it_runs_under_the_interpreter(random_small):
     engine = LLMEngine(random_small, EngineConfig(attention_backend="triton"))
-    if not torch.cuda.is_available():
-        assert engine.attention_backend == "triton (interpreter)"
+    assert engine.attention_backend == "triton (interpreter)"
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
