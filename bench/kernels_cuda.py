@@ -90,8 +90,6 @@ def fits(batch: int, context: int, shape, elem: int) -> bool:
 
 
 def decode_table(tk, batches, contexts, shape, block_size, dtype, peak) -> tuple[list[str], bool]:
-    from kernels import reference
-    heads, kv_heads, head_dim = shape
     elem = torch.finfo(dtype).bits // 8
     lines = ["| batch | context | Triton µs | Triton GB/s | % of peak | SDPA dense µs | SDPA GB/s | torch backend µs"
              " | max abs diff vs SDPA |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -101,35 +99,48 @@ def decode_table(tk, batches, contexts, shape, block_size, dtype, peak) -> tuple
             if not fits(batch, context, shape, elem):
                 lines.append(f"| {batch} | {context} | skipped: needs more GPU memory than is free | | | | | | |")
                 continue
-            q, k_cache, v_cache, meta = paged_case(batch, context, 1, shape, block_size, dtype)
-            scale = head_dim ** -0.5
-            # dense [batch, kv_heads, context, head_dim]: the blocks in logical order, the last one's unused slots cut
-            k_dense = reference.gather_kv(k_cache, meta.block_tables)[:, :context].transpose(1, 2).contiguous()
-            v_dense = reference.gather_kv(v_cache, meta.block_tables)[:, :context].transpose(1, 2).contiguous()
-            q_dense = q.view(batch, 1, heads, head_dim).transpose(1, 2)
-            sdpa = lambda: F.scaled_dot_product_attention(q_dense, k_dense, v_dense, scale=scale, enable_gqa=True)  # noqa: E731
-            triton_fn = lambda: tk.paged_attention(q, k_cache, v_cache, meta, scale)  # noqa: E731
-            torch_backend = lambda: reference.paged_attention(q, k_cache, v_cache, meta, scale)  # noqa: E731
-            diff = (triton_fn().float() - sdpa().transpose(1, 2).reshape(q.shape).float()).abs().max().item()
+            line, diff = decode_row(tk, batch, context, shape, block_size, dtype, peak)
+            lines.append(line)
             ok &= diff < (BF16_TOL if dtype != torch.float32 else 1e-4)
-            t_triton, t_sdpa = cuda_time_us(triton_fn), cuda_time_us(sdpa)
-            try:
-                t_torch = f"{cuda_time_us(torch_backend, iters=3):.1f}"
-            except torch.OutOfMemoryError:  # it gathers K/V and upcasts them to fp32
-                t_torch = "out of memory"
-            nbytes = decode_bytes(batch, context, heads, kv_heads, head_dim, elem)
-            gbps, sdpa_gbps = nbytes / (t_triton * 1e3), nbytes / (t_sdpa * 1e3)
-            share = f"{100 * gbps / peak:.0f} %" if peak else "n/a"
-            lines.append(f"| {batch} | {context} | {t_triton:.1f} | {gbps:.0f} | {share} | {t_sdpa:.1f} | {sdpa_gbps:.0f}"
-                         f" | {t_torch} | {diff:.1e} |")
-            del q, k_cache, v_cache, meta, k_dense, v_dense, q_dense
             torch.cuda.empty_cache()
     return lines, ok
 
 
+def decode_row(tk, batch, context, shape, block_size, dtype, peak) -> tuple[str, float]:
+    from kernels import reference
+    heads, kv_heads, head_dim = shape
+    q, k_cache, v_cache, meta = paged_case(batch, context, 1, shape, block_size, dtype)
+    scale = head_dim ** -0.5
+    # dense [batch, kv_heads, context, head_dim]: the blocks in logical order, the last one's unused slots cut
+    k_dense = reference.gather_kv(k_cache, meta.block_tables)[:, :context].transpose(1, 2).contiguous()
+    v_dense = reference.gather_kv(v_cache, meta.block_tables)[:, :context].transpose(1, 2).contiguous()
+    q_dense = q.view(batch, 1, heads, head_dim).transpose(1, 2)
+
+    def sdpa():
+        return F.scaled_dot_product_attention(q_dense, k_dense, v_dense, scale=scale, enable_gqa=True)
+
+    def triton_fn():
+        return tk.paged_attention(q, k_cache, v_cache, meta, scale)
+
+    def torch_backend():
+        return reference.paged_attention(q, k_cache, v_cache, meta, scale)
+
+    diff = (triton_fn().float() - sdpa().transpose(1, 2).reshape(q.shape).float()).abs().max().item()
+    t_triton, t_sdpa = cuda_time_us(triton_fn), cuda_time_us(sdpa)
+    try:
+        t_torch = f"{cuda_time_us(torch_backend, iters=3):.1f}"
+    except torch.OutOfMemoryError:  # it gathers K/V and upcasts them to fp32
+        t_torch = "out of memory"
+    nbytes = decode_bytes(batch, context, heads, kv_heads, head_dim, torch.finfo(dtype).bits // 8)
+    gbps, sdpa_gbps = nbytes / (t_triton * 1e3), nbytes / (t_sdpa * 1e3)
+    share = f"{100 * gbps / peak:.0f} %" if peak else "n/a"
+    return (f"| {batch} | {context} | {t_triton:.1f} | {gbps:.0f} | {share} | {t_sdpa:.1f} | {sdpa_gbps:.0f}"
+            f" | {t_torch} | {diff:.1e} |"), diff
+
+
 def prefill_table(tk, shape, block_size, dtype) -> tuple[list[str], bool]:
     from kernels import reference
-    heads, _, head_dim = shape
+    head_dim = shape[2]
     lines = ["| prefill | Triton µs | torch backend µs | max abs diff |", "|---|---:|---:|---:|"]
     ok = True
     for name, batch, context, q_len in [("8 chunks of 512 over 512 cached", 8, 1024, 512), ("2 x 2048 fresh", 2, 2048, 2048)]:
@@ -138,8 +149,8 @@ def prefill_table(tk, shape, block_size, dtype) -> tuple[list[str], bool]:
         diff = (tk.paged_attention(q, k_cache, v_cache, meta, scale).float()
                 - reference.paged_attention(q, k_cache, v_cache, meta, scale).float()).abs().max().item()
         ok &= diff < BF16_TOL
-        t_triton = cuda_time_us(lambda: tk.paged_attention(q, k_cache, v_cache, meta, scale), iters=5)
-        t_torch = cuda_time_us(lambda: reference.paged_attention(q, k_cache, v_cache, meta, scale), iters=3)
+        t_triton = cuda_time_us(lambda: tk.paged_attention(q, k_cache, v_cache, meta, scale), iters=5)  # noqa: B023
+        t_torch = cuda_time_us(lambda: reference.paged_attention(q, k_cache, v_cache, meta, scale), iters=3)  # noqa: B023
         lines.append(f"| {name} | {t_triton:.1f} | {t_torch:.1f} | {diff:.1e} |")
     return lines, ok
 
