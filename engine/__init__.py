@@ -5,9 +5,9 @@ This module is the public contract: the UI, the CLI and the tests import from he
 metrics around it, and `engine.models` the model loaders.
 """
 from engine.config import (BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, ConfigError, EngineConfig,
-                           ModelConfig, cdiv)
+                           ModelConfig, cdiv, cuda_available, resolve_device)
 from engine.core.contiguous import blocks_to_reserve
-from engine.core.llm_engine import LLMEngine, runtime_info
+from engine.core.llm_engine import LLMEngine, planned_runtime, runtime_of
 from engine.core.request import SLO, FinishReason, Request
 from engine.core.snapshot import RequestView, StepSnapshot, StepStats
 from engine.lab.experiment import (LiveRun, RunResult, engine_config_for, measure_decode, run_requests,
@@ -21,7 +21,8 @@ from engine.sampling_params import SamplingParams
 
 __all__ = [
     # the offline API and the step loop
-    "LLM", "RequestOutput", "LLMEngine", "SamplingParams", "runtime_info",
+    "LLM", "RequestOutput", "LLMEngine", "SamplingParams", "runtime_of", "planned_runtime",
+    "cuda_available", "resolve_device",
     # configuration
     "EngineConfig", "ModelConfig", "ConfigError", "BATCHERS", "POLICIES", "KV_LAYOUTS", "PREEMPTION_MODES",
     "BACKENDS", "cdiv", "blocks_to_reserve",

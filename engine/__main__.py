@@ -17,7 +17,7 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-blocks", type=int, default=None)
     p.add_argument("--max-num-seqs", type=int, default=8)
     p.add_argument("--max-num-batched-tokens", type=int, default=512)
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", default="auto", help="auto: CUDA when present, else cpu")
 
 
 def engine_kwargs(args) -> dict:

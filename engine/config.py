@@ -85,6 +85,28 @@ BATCHERS = ("continuous", "static")
 KV_LAYOUTS = ("paged", "contiguous")
 PREEMPTION_MODES = ("recompute", "swap")
 BACKENDS = ("auto", "torch", "triton")
+DTYPE_NAMES = ("auto", "float32", "bfloat16", "float16")
+
+
+def cuda_available() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+def resolve_device(device: str) -> str:
+    """`auto`: CUDA when present, else CPU. Asking for CUDA where there is none is an error, never a quiet CPU run."""
+    if device == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    if device.startswith("cuda") and not cuda_available():
+        raise ConfigError(f"device={device!r} but this machine has no CUDA GPU: use device='cpu' or 'auto'")
+    return device
+
+
+def resolve_dtype(dtype: str, device: str) -> str:
+    """`auto`: bfloat16 on a GPU (half the bytes, tensor cores), float32 on CPU (bf16 matmuls are slow there)."""
+    if dtype == "auto":
+        return "bfloat16" if device.startswith("cuda") else "float32"
+    return dtype
 
 
 @dataclass
@@ -108,8 +130,8 @@ class EngineConfig:
     num_swap_blocks: int | None = None  # CPU-side pool for swap preemption; None: = num_blocks
     priority_aging_steps: int = 100  # priority policy: steps of waiting that lift a request one class
     attention_backend: str = "auto"
-    device: str = "cpu"
-    dtype: str = "float32"
+    device: str = "auto"  # auto: where the model's weights are (LLM(...) loads them on CUDA when present)
+    dtype: str = "auto"  # auto: the model's dtype (LLM(...) loads bfloat16 on CUDA, float32 on CPU)
     extra: dict = field(default_factory=dict)
 
     def validate(self, model_config: ModelConfig | None = None) -> "EngineConfig":
@@ -135,8 +157,9 @@ class EngineConfig:
                               ("contiguous_reserve", ("max_tokens", "max_model_len"))):
             value = getattr(self, name)
             need(value in allowed, f"{name} must be one of {', '.join(allowed)} (got {value!r})")
-        need(self.dtype in ("float32", "bfloat16", "float16"),
-             f"dtype must be float32, bfloat16 or float16 (got {self.dtype!r})")
+        need(self.dtype in DTYPE_NAMES, f"dtype must be one of {', '.join(DTYPE_NAMES)} (got {self.dtype!r})")
+        need(isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")),
+             f"device must be auto, cpu or cuda[:N] (got {self.device!r})")
         if model_config is not None:
             if self.max_model_len is None:
                 self.max_model_len = model_config.max_position_embeddings

@@ -5,7 +5,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from engine.config import EngineConfig
-from engine.core.llm_engine import DTYPES, LLMEngine
+from engine.core.llm_engine import LLMEngine
 from engine.models.loader import DEFAULT_MODEL, LoadedModel, load_model
 from engine.lab.metrics import request_metrics
 from engine.core.request import Request
@@ -42,7 +42,7 @@ class LLM:
         if isinstance(model, LoadedModel):
             loaded = model
         else:
-            loaded = load_model(model, dtype=DTYPES[config.dtype], device=config.device)
+            loaded = load_model(model, dtype=config.dtype, device=config.device)
         self.engine = LLMEngine(loaded, config)
         self.tokenizer = loaded.tokenizer
 

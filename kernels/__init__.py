@@ -17,7 +17,8 @@ from kernels.metadata import AttentionMetadata
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-__all__ = ["AttentionBackend", "AttentionMetadata", "get_backend", "load_triton_kernels", "resolve_backend_name"]
+__all__ = ["AttentionBackend", "AttentionMetadata", "backend_label", "get_backend", "is_interpreted", "load_triton_kernels",
+           "resolve_backend_name"]
 
 
 @dataclass(frozen=True)
@@ -28,22 +29,42 @@ class AttentionBackend:
 
 
 def load_triton_kernels(device: str):
-    """Import the Triton kernels; on CPU, first switch Triton to its interpreter."""
-    if not device.startswith("cuda"):
+    """Import the Triton kernels: compiled for CUDA, or under the interpreter for CPU tensors.
+
+    One process can hold only one of the two (Triton fixes the mode when a kernel is defined)."""
+    on_cuda = device.startswith("cuda")
+    if not on_cuda:
         if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
             raise RuntimeError("triton was imported before its interpreter was switched on: "
-                               "import engine (or kernels) before anything that imports triton")
+                               "import engine (or kernels) before anything that imports triton, "
+                               "or use attention_backend='torch' on CPU")
         os.environ["TRITON_INTERPRET"] = "1"
     try:
-        return importlib.import_module("kernels.triton_attention")
+        mod = importlib.import_module("kernels.triton_attention")
     except ImportError as e:  # triton missing or broken on this platform
         raise RuntimeError(f"the triton backend is unavailable here ({e}); use attention_backend='torch'") from e
+    if on_cuda and is_interpreted(mod):
+        raise RuntimeError("the Triton kernels were defined under TRITON_INTERPRET=1, so they would not compile for "
+                           "CUDA: unset TRITON_INTERPRET (or, in this process, use attention_backend='torch')")
+    return mod
+
+
+def is_interpreted(mod) -> bool:
+    """Whether the kernels run under Triton's interpreter, read from the kernel object itself."""
+    return mod.INTERPRETED
 
 
 def resolve_backend_name(name: str, device: str) -> str:
     """`auto` means compiled Triton on CUDA and the torch reference on CPU."""
     if name == "auto":
         return "triton" if device.startswith("cuda") else "torch"
+    return name
+
+
+def backend_label(name: str, device: str) -> str:
+    """What a resolved backend name runs as on this device, without importing the kernels."""
+    if name == "triton" and not device.startswith("cuda"):
+        return "triton (interpreter)"
     return name
 
 
@@ -54,6 +75,6 @@ def get_backend(name: str, device: str) -> AttentionBackend:
         return AttentionBackend("torch", reference.store_kv, reference.paged_attention)
     if name == "triton":
         mod = load_triton_kernels(device)
-        label = "triton" if device.startswith("cuda") else "triton (interpreter)"
+        label = "triton (interpreter)" if is_interpreted(mod) else "triton"
         return AttentionBackend(label, mod.store_kv, mod.paged_attention)
     raise ValueError(f"attention_backend must be auto, torch or triton (got {name!r})")

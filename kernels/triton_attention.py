@@ -7,7 +7,8 @@ TRITON_INTERPRET when a kernel is *defined*: import this module through
 The attention kernel handles a packed, variable-length batch in one launch: a decode row is just a
 chunk of one query token. Each program owns BLOCK_M query tokens of one request and one query
 head, walks that request's block table page by page, and keeps an online softmax in fp32
-(the Triton fused-attention tutorial's loop, with the K/V address taken from the block table).
+(the Triton fused-attention tutorial's loop, with each key's K/V address taken from the block table,
+several small pages per key tile).
 """
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ def _paged_attention_kernel(
         stride_qt, stride_qh, stride_ot, stride_oh,
         stride_cb, stride_cs, stride_ch, stride_bt,
         GROUP: tl.constexpr, PAGE: tl.constexpr, HEAD_DIM: tl.constexpr,
-        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
+        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
+        UPCAST: tl.constexpr):
     seq = tl.program_id(0)
     head = tl.program_id(1)
     tile = tl.program_id(2)
@@ -64,36 +66,44 @@ def _paged_attention_kernel(
     kv_head = head // GROUP
 
     offs_m = tile * BLOCK_M + tl.arange(0, BLOCK_M)  # query index within the chunk
-    offs_n = tl.arange(0, BLOCK_N)  # key index within a page
+    offs_n = tl.arange(0, BLOCK_N)  # key index within a key tile (one or several pages)
     offs_d = tl.arange(0, BLOCK_D)
     m_mask = offs_m < q_len
     d_mask = offs_d < HEAD_DIM
+    # q, K and V stay in the cache's dtype: bf16/fp16 dots run on tensor cores; fp32 ones at full
+    # precision (PRECISION="ieee"), since compiled fp32 tl.dot would otherwise default to TF32.
     q = tl.load(q_ptr + (q_start + offs_m)[:, None] * stride_qt + head * stride_qh + offs_d[None, :],
-                mask=m_mask[:, None] & d_mask[None, :], other=0.0).to(tl.float32)
+                mask=m_mask[:, None] & d_mask[None, :], other=0.0)
+    if UPCAST:
+        q = q.to(tl.float32)
 
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     # The last query row of this tile sees keys up to context_len + its index: stop there.
     last_key = tl.minimum(seq_len, context_len + (tile + 1) * BLOCK_M)
-    for page in range(tl.cdiv(last_key, PAGE)):
-        block = tl.load(block_tables_ptr + seq * stride_bt + page).to(tl.int64)
-        key_pos = page * PAGE + offs_n
-        n_mask = (offs_n < PAGE) & (key_pos < seq_len)
-        kv_off = block * stride_cb + offs_n[:, None] * stride_cs + kv_head * stride_ch + offs_d[None, :]
+    for start in range(tl.cdiv(last_key, BLOCK_N)):
+        key_pos = start * BLOCK_N + offs_n
+        n_mask = key_pos < seq_len
+        # each key's physical block, from the block table (several pages per tile when pages are small)
+        block = tl.load(block_tables_ptr + seq * stride_bt + key_pos // PAGE, mask=n_mask, other=0).to(tl.int64)
+        kv_off = (block * stride_cb + (key_pos % PAGE) * stride_cs)[:, None] + kv_head * stride_ch + offs_d[None, :]
         kv_mask = n_mask[:, None] & d_mask[None, :]
-        k = tl.load(k_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
-        v = tl.load(v_cache_ptr + kv_off, mask=kv_mask, other=0.0).to(tl.float32)
+        k = tl.load(k_cache_ptr + kv_off, mask=kv_mask, other=0.0)
+        v = tl.load(v_cache_ptr + kv_off, mask=kv_mask, other=0.0)
+        if UPCAST:
+            k = k.to(tl.float32)
+            v = v.to(tl.float32)
 
-        s = tl.dot(q, tl.trans(k)) * scale
+        s = tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale
         causal = key_pos[None, :] <= (context_len + offs_m)[:, None]
         s = tl.where(causal & n_mask[None, :], s, float("-inf"))
-        # Key 0 is visible to every row, so m_new is finite from the first page on.
+        # Key 0 is visible to every row, so m_new is finite from the first tile on.
         m_new = tl.maximum(m_i, tl.max(s, 1))
         alpha = tl.exp(m_i - m_new)
         p = tl.exp(s - m_new[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p, v)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
         m_i = m_new
 
     out = acc / l_i[:, None]
@@ -103,7 +113,8 @@ def _paged_attention_kernel(
 
 def paged_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
                     meta: AttentionMetadata, scale: float, block_m: int = 16) -> torch.Tensor:
-    q = q.contiguous()
+    """Attention of packed queries `[tokens, q_heads, head_dim]` over the paged cache, computed in the cache's dtype."""
+    in_dtype, q = q.dtype, q.contiguous().to(k_cache.dtype)
     num_tokens, num_heads, head_dim = q.shape
     num_blocks, block_size, num_kv_heads, _ = k_cache.shape
     out = torch.empty_like(q)
@@ -116,6 +127,16 @@ def paged_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tenso
         q.stride(0), q.stride(1), out.stride(0), out.stride(1),
         k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), meta.block_tables.stride(0),
         GROUP=num_heads // num_kv_heads, PAGE=block_size, HEAD_DIM=head_dim,
-        BLOCK_M=block_m, BLOCK_N=max(16, triton.next_power_of_2(block_size)),
-        BLOCK_D=max(16, triton.next_power_of_2(head_dim)))
-    return out
+        BLOCK_M=block_m, BLOCK_N=key_tile(block_size), BLOCK_D=max(16, triton.next_power_of_2(head_dim)),
+        PRECISION="ieee" if k_cache.dtype == torch.float32 else "tf32",
+        UPCAST=INTERPRETED and k_cache.dtype != torch.float32)
+    return out.to(in_dtype)
+
+
+# The interpreter's tl.dot on bf16 tiles returns garbage (numpy has no bf16): there, dots run in fp32.
+INTERPRETED = type(_paged_attention_kernel).__name__ == "InterpretedFunction"
+
+
+def key_tile(block_size: int) -> int:
+    """Keys per loop iteration: at least 64 (whole small pages per tile), a power of two for tl.dot."""
+    return max(64, triton.next_power_of_2(block_size))

@@ -10,13 +10,13 @@ torch.set_num_threads(1)  # tiny ops: threads cost more than they give, and CI h
 @pytest.fixture(scope="session")
 def random_small():
     from engine.models.loader import load_model
-    return load_model("random-small")
+    return load_model("random-small", device="cpu")  # the CPU suite runs on CPU everywhere; test_cuda.py has its own
 
 
 @pytest.fixture(scope="session")
 def tiny():
     from engine.models.loader import load_model
-    return load_model("tiny")
+    return load_model("tiny", device="cpu")
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +31,7 @@ def smollm2_loads(tmp_path_factory):
         for _ in range(2):
             messages = []
             start = time.perf_counter()
-            loaded = load_model("smollm2", progress=lambda msg, frac: messages.append(msg))
+            loaded = load_model("smollm2", device="cpu", progress=lambda msg, frac: messages.append(msg))
             runs.append((loaded, messages, time.perf_counter() - start))
         yield {"fresh": runs[0], "cached": runs[1], "cache_root": cache_root}
     shutil.rmtree(cache_root, ignore_errors=True)  # 540 MB of fp32 weights

@@ -1,5 +1,6 @@
 """Scheduling changes timing, never results: the paged engine equals a no-cache full recompute."""
 import pytest
+import torch
 
 from engine import LLM, SamplingParams
 from tests.conftest import dense_greedy
@@ -46,6 +47,7 @@ def test_greedy_equals_no_cache_recompute(random_small, expected, name):
         assert any(s.num_prefill_tokens and s.num_decode_tokens for s in snapshots), "no mixed step"
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs the interpreter; tests/test_cuda.py runs Triton compiled")
 def test_triton_backend_in_the_engine(random_small, expected):
     """The real Triton kernels (interpreter on CPU) drive the same engine to the same tokens."""
     llm = LLM(random_small, attention_backend="triton", max_num_seqs=4, block_size=4, num_blocks=40,

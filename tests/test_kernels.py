@@ -69,6 +69,8 @@ def test_store_kv_skips_padding_slots():
 
 @pytest.fixture(scope="module")
 def triton_kernels():
+    if torch.cuda.is_available():  # one process holds the kernels either compiled or interpreted, not both
+        pytest.skip("on a CUDA machine the kernels compile for the GPU: tests/test_cuda.py checks them there")
     return load_triton_kernels("cpu")  # the Triton interpreter on CPU
 
 
@@ -95,3 +97,15 @@ def test_triton_gqa_group_of_three(triton_kernels):
     expected = reference.paged_attention(q, k_cache, v_cache, meta, scale=0.25)
     got = triton_kernels.paged_attention(q, k_cache, v_cache, meta, scale=0.25)
     torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_triton_bfloat16_cache_matches_the_reference(triton_kernels):
+    """A bf16 cache (the GPU default) attends like the fp32 reference on the same bf16 values, to bf16 rounding."""
+    _, q, k_new, v_new, k_cache, v_cache, meta = make_batch(SPECS[2], num_heads=9, num_kv_heads=3, head_dim=16,
+                                                           block_size=8, num_blocks=40, seed=3)
+    reference.store_kv(k_new, v_new, k_cache, v_cache, meta.slot_mapping)
+    q, k_cache, v_cache = q.bfloat16(), k_cache.bfloat16(), v_cache.bfloat16()
+    expected = reference.paged_attention(q.float(), k_cache.float(), v_cache.float(), meta, scale=0.25)
+    got = triton_kernels.paged_attention(q, k_cache, v_cache, meta, scale=0.25)
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got.float(), expected, rtol=2e-2, atol=2e-2)

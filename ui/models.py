@@ -1,38 +1,57 @@
-"""Models load once per process (shared by every browser session); engines are per session."""
+"""Models load once per process (shared by every browser session); engines are per session.
+
+A model is loaded on the device the sidebar asks for (CUDA when present, unless "force CPU" is on),
+so one process may hold the same model twice: once per device."""
 from __future__ import annotations
 
 import threading
 
 import streamlit as st
 
-from engine import LoadedModel, load_model
+from engine import LoadedModel, load_model, resolve_device, runtime_of
 
 MODELS = ("tiny", "smollm2")
+FORCE_CPU = "force_cpu"  # session_state key of the sidebar switch
 
 
 class ModelSlot:
-    """One model for the whole process, loaded on first use. The slot (not the model) is what
-    st.cache_resource holds, so the loading can report progress to whichever page asked first."""
+    """One model on one device for the whole process, loaded on first use. The slot (not the model) is
+    what st.cache_resource holds, so the loading can report progress to whichever page asked first."""
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, name: str, device: str):
+        self.name, self.device = name, device
         self.model: LoadedModel | None = None
         self.lock = threading.Lock()
 
     def get(self, progress=None) -> LoadedModel:
         with self.lock:
             if self.model is None:
-                self.model = load_model(self.name, progress=progress)
+                self.model = load_model(self.name, device=self.device, progress=progress)
             return self.model
 
 
 @st.cache_resource(show_spinner=False)
+def _slot(name: str, device: str) -> ModelSlot:
+    return ModelSlot(name, device)
+
+
+def device() -> str:
+    """The device this session's models load on: CUDA when present, unless the sidebar forces CPU."""
+    return "cpu" if st.session_state.get(FORCE_CPU) else resolve_device("auto")
+
+
 def slot(name: str) -> ModelSlot:
-    return ModelSlot(name)
+    return _slot(name, device())
 
 
 def is_loaded(name: str) -> bool:
     return slot(name).model is not None
+
+
+def runtime(name: str) -> tuple[str, str, str] | None:
+    """(device, dtype, attention backend) an engine over the loaded model runs with; None before it loads."""
+    loaded = slot(name).model
+    return runtime_of(loaded.model) if loaded is not None else None
 
 
 def get_model(name: str) -> LoadedModel:

@@ -169,7 +169,8 @@ def controls(page: str, runs: list[LiveRun]) -> None:
         st.button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_once(_seek_by), args=(page, runs, 1),
                   disabled=frame >= last and not live and not playing, width="content")
         st.selectbox(t("player.speed"), SPEEDS, key=_k(page, "speed"), label_visibility="collapsed",
-                     format_func=lambda v: t("player.speed_value", n=v), help=t("player.speed"), width=SPEED_WIDTH)
+                     format_func={v: t("player.speed_value", n=v) for v in SPEEDS}.get, help=t("player.speed"),
+                     width=SPEED_WIDTH)
         if not playing:  # while playing there is no slider: a timer rerun could carry a stale position back
             ss[_k(page, "slider")] = min(frame, last)
             st.slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,

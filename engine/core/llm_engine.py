@@ -16,7 +16,7 @@ import torch
 
 from engine.core.allocator import KVAllocator
 from engine.core.block_manager import BlockManager
-from engine.config import ConfigError, EngineConfig
+from engine.config import ConfigError, EngineConfig, resolve_device, resolve_dtype
 from engine.core.contiguous import ContiguousAllocator
 from engine.models.loader import LoadedModel
 from engine.core.policy import make_policy
@@ -25,20 +25,41 @@ from engine.core.runner import ModelRunner
 from engine.sampling_params import SamplingParams
 from engine.core.scheduler import make_scheduler
 from engine.core.snapshot import StepResult, StepSnapshot, StepStats, capture, stats
-from kernels import get_backend, resolve_backend_name
+from kernels import backend_label, get_backend, resolve_backend_name
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DEFAULT_MAX_MODEL_LEN = 1024  # a default cap, so a long-context model does not size a huge cache
 
 
-def default_device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
+def placement(model: torch.nn.Module) -> tuple[str, str]:
+    """(device, dtype name) of a model, read from its weights: where it really runs."""
+    weight = next(model.parameters())
+    return str(weight.device), str(weight.dtype).removeprefix("torch.")
 
 
-def runtime_info(attention_backend: str = "auto") -> tuple[str, str]:
-    """(device, attention backend) an engine would use here."""
-    device = default_device()
-    return device, resolve_backend_name(attention_backend, device)
+def runtime_of(model: torch.nn.Module, attention_backend: str = "auto") -> tuple[str, str, str]:
+    """(device, dtype, attention backend) an engine over this model runs with: what the sidebar states."""
+    device, dtype = placement(model)
+    return device, dtype, backend_label(resolve_backend_name(attention_backend, device), device)
+
+
+def planned_runtime(device: str) -> tuple[str, str, str]:
+    """(device, dtype, attention backend) a model loaded on `device` under "auto" will run with."""
+    return device, resolve_dtype("auto", device), backend_label(resolve_backend_name("auto", device), device)
+
+
+def check_placement(config: EngineConfig, model: torch.nn.Module) -> None:
+    """The engine runs where the model's weights are; `auto` follows them, an explicit value must agree."""
+    device, dtype = placement(model)
+    if config.device != "auto":
+        asked = torch.device(resolve_device(config.device))
+        if asked.type != torch.device(device).type or asked.index not in (None, torch.device(device).index):
+            raise ConfigError(f"device={config.device!r} but the model's weights are on {device}: "
+                              f"load the model with device={config.device!r}, or use device='auto'")
+    if config.dtype not in ("auto", dtype):
+        raise ConfigError(f"dtype={config.dtype!r} but the model's weights are {dtype}: "
+                          f"load the model with that dtype, or use dtype='auto'")
+    config.device, config.dtype = device, dtype  # recorded in traces as what ran
 
 
 def make_block_manager(config: EngineConfig) -> KVAllocator:
@@ -58,6 +79,7 @@ class LLMEngine:
         if config.max_model_len is None:
             config.max_model_len = min(model_cfg.max_position_embeddings, DEFAULT_MAX_MODEL_LEN)
         config.validate(model_cfg)
+        check_placement(config, loaded.model)
         if config.num_blocks is None:  # enough for every slot at full length: no preemption by default
             config.num_blocks = config.max_num_seqs * config.blocks_per_seq()
         if config.num_swap_blocks is None:
@@ -66,7 +88,10 @@ class LLMEngine:
         self.loaded = loaded
         self.tokenizer = loaded.tokenizer
         self.eos_token_ids = tuple(set(model_cfg.eos_token_ids) | set(loaded.tokenizer.eos_token_ids))
-        self.backend = get_backend(config.attention_backend, config.device)
+        try:
+            self.backend = get_backend(config.attention_backend, config.device)
+        except RuntimeError as e:  # triton missing, or compiled/interpreted mode fixed otherwise in this process
+            raise ConfigError(str(e)) from e
         self.block_manager = make_block_manager(config)
         self.scheduler = make_scheduler(config, self.block_manager,
                                         make_policy(config.policy, config.priority_aging_steps))
@@ -81,6 +106,19 @@ class LLMEngine:
         self.stalled_steps = 0
         self._ids = itertools.count()
         self._t0 = time.perf_counter()
+
+    @property
+    def device(self) -> str:
+        return placement(self.runner.model)[0]
+
+    @property
+    def dtype(self) -> str:
+        return placement(self.runner.model)[1]
+
+    @property
+    def attention_backend(self) -> str:
+        """The backend's own label: torch, triton, or triton (interpreter)."""
+        return self.backend.name
 
     def now(self) -> float:
         return time.perf_counter() - self._t0

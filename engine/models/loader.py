@@ -9,7 +9,7 @@ from typing import Callable
 
 import torch
 
-from engine.config import ConfigError, ModelConfig
+from engine.config import ConfigError, ModelConfig, resolve_device, resolve_dtype
 from engine.core.model import LlamaForCausalLM
 from engine.models.tokenizer import ByteTokenizer, Tokenizer
 
@@ -43,9 +43,13 @@ def _noop(msg: str, frac: float) -> None:
     pass
 
 
-def load_model(name_or_path: str = DEFAULT_MODEL, dtype: torch.dtype = torch.float32, device: str = "cpu",
+def load_model(name_or_path: str = DEFAULT_MODEL, dtype: torch.dtype | str = "auto", device: str = "auto",
                progress: Progress | None = None) -> LoadedModel:
+    """`device="auto"`: CUDA when present, else CPU; `dtype="auto"`: bfloat16 on CUDA, float32 on CPU."""
     progress = progress or _noop
+    device = resolve_device(device)
+    if isinstance(dtype, str):
+        dtype = getattr(torch, resolve_dtype(dtype, device))
     if name_or_path == "random-small":
         model = LlamaForCausalLM(RANDOM_SMALL).init_weights(seed=0)
         loaded = LoadedModel("random-small", model, ByteTokenizer(), "seeded random init (seed 0)")
