@@ -77,7 +77,8 @@ def paged_case(batch: int, context: int, q_len: int, shape, block_size: int, dty
     k_cache = torch.randn(num_blocks, block_size, kv_heads, head_dim, device="cuda", dtype=dtype)
     v_cache = torch.randn_like(k_cache)
     tables = torch.randperm(num_blocks, device="cuda").view(batch, per_seq).tolist()
-    meta = AttentionMetadata.build([q_len] * batch, [context] * batch, tables, [-1] * (batch * q_len), block_size, "cuda")
+    meta = AttentionMetadata.build([q_len] * batch, [context] * batch, tables, [-1] * (batch * q_len), block_size,
+                                   "cuda")
     q = torch.randn(batch * q_len, heads, head_dim, device="cuda", dtype=dtype)
     return q, k_cache, v_cache, meta
 
@@ -143,14 +144,15 @@ def prefill_table(tk, shape, block_size, dtype) -> tuple[list[str], bool]:
     head_dim = shape[2]
     lines = ["| prefill | Triton µs | torch backend µs | max abs diff |", "|---|---:|---:|---:|"]
     ok = True
-    for name, batch, context, q_len in [("8 chunks of 512 over 512 cached", 8, 1024, 512), ("2 x 2048 fresh", 2, 2048, 2048)]:
+    cases = [("8 chunks of 512 over 512 cached", 8, 1024, 512), ("2 x 2048 fresh", 2, 2048, 2048)]
+    for name, batch, context, q_len in cases:
         q, k_cache, v_cache, meta = paged_case(batch, context, q_len, shape, block_size, dtype)
         scale = head_dim ** -0.5
         diff = (tk.paged_attention(q, k_cache, v_cache, meta, scale).float()
                 - reference.paged_attention(q, k_cache, v_cache, meta, scale).float()).abs().max().item()
         ok &= diff < BF16_TOL
-        t_triton = cuda_time_us(lambda: tk.paged_attention(q, k_cache, v_cache, meta, scale), iters=5)  # noqa: B023
-        t_torch = cuda_time_us(lambda: reference.paged_attention(q, k_cache, v_cache, meta, scale), iters=3)  # noqa: B023
+        t_triton = cuda_time_us(lambda: tk.paged_attention(q, k_cache, v_cache, meta, scale), iters=5)
+        t_torch = cuda_time_us(lambda: reference.paged_attention(q, k_cache, v_cache, meta, scale), iters=3)
         lines.append(f"| {name} | {t_triton:.1f} | {t_torch:.1f} | {diff:.1e} |")
     return lines, ok
 
@@ -209,7 +211,8 @@ def main() -> int:
     batches = (1, 16, 64, 256) if args.quick else (1, 4, 16, 64, 128, 256)
     contexts = (128, 2048, 8192) if args.quick else (128, 512, 2048, 4096, 8192)
     print(f"## Decode attention against the roofline\n\n{name}, torch {torch.__version__}; HBM peak "
-          f"{f'{peak:.0f} GB/s' if peak else 'unknown (pass --peak-gbps)'}; device-to-device copy {copy_gbps():.0f} GB/s "
+          f"{f'{peak:.0f} GB/s' if peak else 'unknown (pass --peak-gbps)'}; "
+          f"device-to-device copy {copy_gbps():.0f} GB/s "
           f"(read + write). Shape {args.shape} (q heads, KV heads, head_dim = {shape}), bf16, block_size "
           f"{args.block_size}, KV blocks shuffled. µs = median of 10, L2 flushed before each.\n")
     lines, ok = decode_table(tk, batches, contexts, shape, args.block_size, torch.bfloat16, peak)

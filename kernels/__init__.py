@@ -17,8 +17,8 @@ from kernels.metadata import AttentionMetadata
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-__all__ = ["AttentionBackend", "AttentionMetadata", "backend_label", "get_backend", "is_interpreted", "load_triton_kernels",
-           "resolve_backend_name"]
+__all__ = ["AttentionBackend", "AttentionMetadata", "backend_label", "get_backend", "is_interpreted",
+           "load_triton_kernels", "resolve_backend_name"]
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ def test_compiled_kernels_equal_the_reference(compiled, case, block_size, dtype,
     ref_k, ref_v = k_cache.clone(), v_cache.clone()
     reference.store_kv(k_new, v_new, ref_k, ref_v, meta.slot_mapping)
     compiled.store_kv(k_new, v_new, k_cache, v_cache, meta.slot_mapping)
-    assert torch.equal(k_cache, ref_k) and torch.equal(v_cache, ref_v), "store_kv must write exactly the reference's slots"
+    assert torch.equal(k_cache, ref_k) and torch.equal(v_cache, ref_v), \
+        "store_kv must write exactly the reference's slots"
 
     scale = head_dim ** -0.5
     expected = reference.paged_attention(q.float(), ref_k.float(), ref_v.float(), meta, scale)
