@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(
            "(on CPU, tests/test_kernels.py checks the same kernels under TRITON_INTERPRET=1)")
 
 from engine import LLM, EngineConfig, LLMEngine, SamplingParams  # noqa: E402
-from engine.loader import load_model  # noqa: E402
+from engine.models.loader import load_model  # noqa: E402
 from kernels import AttentionMetadata, is_interpreted, load_triton_kernels, reference  # noqa: E402
 from tests.test_kernels import make_batch  # noqa: E402
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine import LLM, EngineConfig, LLMEngine, SamplingParams
 from engine.config import ConfigError, resolve_device, resolve_dtype
-from engine.loader import load_model
+from engine.models.loader import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
