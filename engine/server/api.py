@@ -94,7 +94,7 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
                 raise APIError(400, f"send one prompt per request (got a list of {len(prompt)})", param="prompt")
             prompt = prompt[0]
         ids = llm.encode(prompt) if isinstance(prompt, str) else list(prompt)
-        if not ids:
+        if not prompt or not ids:
             raise APIError(400, "the prompt is empty", param="prompt")
         if len(ids) > max_model_len:
             raise APIError(400, f"This model's maximum context length is {max_model_len} tokens. However, your "

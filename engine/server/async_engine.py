@@ -111,7 +111,7 @@ class AsyncEngine:
             try:
                 item = self._inbox.get_nowait()
             except queue.Empty:
-                return
+                break
             if item[0] == "add":
                 _, stream, token_ids, params, priority = item
                 self.engine.add_request(token_ids, params, request_id=stream.request_id, priority=priority)
