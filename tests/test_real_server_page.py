@@ -88,3 +88,18 @@ def test_the_page_starts_and_stops_the_labs_own_server():
     button(at, "stop").click().run()
     with pytest.raises(httpx.HTTPError):
         httpx.get(url + "/health", timeout=2)
+
+
+def test_the_lecture_moment_brings_its_own_server_and_runs_the_load():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.session_state["lang"] = "en"
+    at.run()
+    at.session_state[f"{PAGE}.url"] = "http://127.0.0.1:9"
+    at.session_state[f"{PAGE}.prompts"] = 4
+    at.session_state["pending_moment"] = "real-server-knee"
+    at.switch_page("pages/real_server.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("real-server-knee" in i.value for i in at.info)
+    assert at.session_state[f"{PAGE}.result"]["server"]["completed"] == 4
+    button(at, "stop").click().run()
+    assert not at.exception
