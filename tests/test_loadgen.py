@@ -2,6 +2,7 @@
 exposition text in vLLM's and SGLang's format."""
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -85,7 +86,8 @@ def test_the_cli_serves_and_loadgen_saves_a_result(tmp_path):
 
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--model", "tiny", "--port", str(port),
-                               "--max-num-seqs", "4"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+                               "--max-num-seqs", "4"], cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:
         assert "serving tiny on http://127.0.0.1:" in server.stderr.readline()
         out = tmp_path / "result.json"
@@ -103,3 +105,21 @@ def test_the_cli_serves_and_loadgen_saves_a_result(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_the_in_process_run_sends_on_the_same_schedule_and_reports_in_the_same_shape(tiny):
+    import torch
+
+    from engine import EngineConfig
+    from engine.server.replay import run_in_process
+
+    requests = workload_requests("uniform", 6, seed=0)
+    before = torch.get_num_threads()
+    result = run_in_process(tiny, EngineConfig(max_num_seqs=2), requests, LoadSpec("-", request_rate=50.0),
+                            num_threads=1)
+    assert torch.get_num_threads() == before  # the page's process keeps its own setting
+    assert result["completed"] == 6 and result["total_output_tokens"] == 6 * 64
+    assert max(s["running"] for s in result["timeline"]) == 2 and max(s["waiting"] for s in result["timeline"]) >= 1
+    starts = sorted(r["start"] for r in result["requests"])
+    assert starts == sorted(starts) and starts[-1] > 0  # sent over time at 50 req/s, not all at once
+    assert all(r["ttft"] > 0 and r["latency"] >= r["ttft"] for r in result["requests"])

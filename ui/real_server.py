@@ -26,6 +26,7 @@ from viz.server import class_latency, gauge_timeline, load_curve
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_NUM_SEQS = 8  # the lab's server and the in-process engine share these settings: same picture
+THREADS = 1  # torch threads of both: two per process on a shared 2-core machine slow small products ~20x
 MAX_TOKENS_CAP = 96  # keeps a page run short on a CPU
 SWEEP_RATES = (2.0, 4.0, 8.0, 16.0)
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -53,7 +54,7 @@ def start_lab_server(model: str, timeout_s: float = 180.0) -> str:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--model", model, "--port", str(port),
                              "--max-num-seqs", str(MAX_NUM_SEQS)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                            stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": str(THREADS)})
     url = f"http://127.0.0.1:{port}"
     _lab_server().update(proc=proc, url=url, model=model)
     deadline = time.monotonic() + timeout_s
@@ -186,7 +187,7 @@ def run_live(page: str, url: str) -> None:
     if ss[f"{page}.inprocess"]:
         with st.spinner(t("rs.inprocess_running")):
             lab = run_in_process(get_model(ss.get("model", "tiny")), EngineConfig(max_num_seqs=MAX_NUM_SEQS),
-                                 requests, _spec(url, rate))
+                                 requests, _spec(url, rate), num_threads=THREADS)
     ss[f"{page}.result"] = {"server": server, "lab": lab}
 
 
@@ -201,7 +202,7 @@ def run_sweep(page: str, url: str) -> None:
         bar.progress(len(rows) / steps, text=t("rs.sweep_point", rate=rate))
         if ss[f"{page}.inprocess"]:
             lab = run_in_process(get_model(ss.get("model", "tiny")), EngineConfig(max_num_seqs=MAX_NUM_SEQS),
-                                 requests, _spec(url, rate))
+                                 requests, _spec(url, rate), num_threads=THREADS)
             rows.append({"source": "lab", "rate": rate, **_curve_point(lab)})
             bar.progress(len(rows) / steps, text=t("rs.sweep_point", rate=rate))
     bar.empty()

@@ -27,7 +27,7 @@ def gauge_timeline(timeline: list[dict], labels: dict, title: str = "", height: 
     return figure(traces, {"title": title_(title), "height": height, "margin": {"l": 45, "r": 50, "t": 36, "b": 30},
                            "legend": {"orientation": "h", "y": -0.3}, "hovermode": "x unified", "xaxis": xaxis,
                            "yaxis": {"title": {"text": labels["requests"]}, "rangemode": "tozero"},
-                           "yaxis2": {"overlaying": "y", "side": "right", "range": [0, 1], "tickformat": ".0%",
+                           "yaxis2": {"overlaying": "y", "side": "right", "range": [0, 1], "tickformat": ".0%", "dtick": 0.25,
                                       "showgrid": False}})
 
 

@@ -7,14 +7,34 @@ Here the timeline is read from the engine after every step rather than scraped e
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
+
+import torch
 
 from engine import EngineConfig, LLMEngine, SamplingParams
 from engine.server.bench_report import RequestResult, summarize
 from engine.server.loadgen import BenchRequest, LoadSpec, send_times
 
 
+@contextmanager
+def torch_threads(n: int | None):
+    """Run with n intra-op threads (None: leave as is), as the server process was started with."""
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def run_in_process(loaded, config: EngineConfig, requests: list[BenchRequest], spec: LoadSpec,
-                   max_seconds: float = 600.0) -> dict:
+                   max_seconds: float = 600.0, num_threads: int | None = None) -> dict:
+    with torch_threads(num_threads):
+        return _run(loaded, config, requests, spec, max_seconds)
+
+
+def _run(loaded, config: EngineConfig, requests: list[BenchRequest], spec: LoadSpec, max_seconds: float) -> dict:
     engine = LLMEngine(loaded, config)
     times = send_times(len(requests), spec.request_rate, spec.burstiness, spec.seed)
     order = sorted(range(len(requests)), key=lambda i: times[i])
