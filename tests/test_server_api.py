@@ -99,6 +99,14 @@ def test_a_client_disconnect_aborts_the_request_and_frees_its_blocks(served):
     assert 'finished_reason="abort"' in httpx.get(url + "/metrics").text
 
 
+def test_a_non_streaming_client_that_gives_up_has_its_request_aborted(served):
+    url, engine = served
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(url + "/v1/completions", timeout=0.3,
+                   json={"prompt": "Once upon a time", "max_tokens": 300, "ignore_eos": True})
+    assert wait_until(lambda: idle(engine), timeout=0.5)  # 300 tokens take longer than that
+
+
 def test_32_concurrent_streaming_clients_are_all_answered_and_leak_no_blocks(served):
     url, engine = served
 
