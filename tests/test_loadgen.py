@@ -123,3 +123,16 @@ def test_the_in_process_run_sends_on_the_same_schedule_and_reports_in_the_same_s
     starts = sorted(r["start"] for r in result["requests"])
     assert starts == sorted(starts) and starts[-1] > 0  # sent over time at 50 req/s, not all at once
     assert all(r["ttft"] > 0 and r["latency"] >= r["ttft"] for r in result["requests"])
+
+
+def test_a_recorded_trace_becomes_the_load_in_arrival_order(tmp_path):
+    from engine import SamplingParams
+    from engine.server.loadgen import trace_requests
+    from engine.trace import TraceRequest, write_trace
+
+    reqs = [TraceRequest("b", list(b"late one"), SamplingParams(max_tokens=7), arrival_step=5, request_class="x"),
+            TraceRequest("a", [1, 2], SamplingParams(max_tokens=3), arrival_step=0, prompt="early one")]
+    write_trace(tmp_path / "t.jsonl", {"model": "tiny"}, reqs, [])
+    got = trace_requests(str(tmp_path / "t.jsonl"))
+    assert [(r.prompt, r.max_tokens, r.request_class) for r in got] == [("early one", 3, "default"),
+                                                                        ("late one", 7, "x")]

@@ -25,6 +25,8 @@ def add_serve_parser(sub, add_engine_args, engine_kwargs) -> None:
     p.add_argument("--long-prefill-token-threshold", type=int, default=0)
     p.add_argument("--num-swap-blocks", type=int, default=None)
     p.add_argument("--priority-aging-steps", type=int, default=100)
+    p.add_argument("--max-wait-steps", type=int, default=0, help="static batcher: steps to wait for a full batch")
+    p.add_argument("--contiguous-reserve", choices=("max_tokens", "max_model_len"), default="max_tokens")
     p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
     p.add_argument("--max-waiting", type=int, default=1024,
                    help="requests allowed to wait for a first step; beyond it: 503 with Retry-After")
@@ -38,19 +40,20 @@ def engine_config_kwargs(args, engine_kwargs) -> dict:
             "enable_prefix_caching": args.enable_prefix_caching, "enable_chunked_prefill": args.enable_chunked_prefill,
             "long_prefill_token_threshold": args.long_prefill_token_threshold,
             "num_swap_blocks": args.num_swap_blocks, "priority_aging_steps": args.priority_aging_steps,
-            "dtype": args.dtype}
+            "max_wait_steps": args.max_wait_steps, "contiguous_reserve": args.contiguous_reserve, "dtype": args.dtype}
 
 
 def make_app(model: str, served_model_name: str | None = None, max_waiting: int = 1024,
              max_body_bytes: int = 1 << 20, loaded=None, **engine_kwargs):
     """The FastAPI app for a model name (or an already loaded model) and EngineConfig keywords."""
+    import torch
+
     from engine import EngineConfig, LLMEngine, load_model
-    from engine.llm_engine import DTYPES
     from engine.server.api import build_app
     from engine.server.async_engine import AsyncEngine
 
     config = EngineConfig(**engine_kwargs).validate()
-    loaded = loaded or load_model(model, dtype=DTYPES[config.dtype], device=config.device)
+    loaded = loaded or load_model(model, dtype=getattr(torch, config.dtype), device=config.device)
     name = served_model_name or model
     return build_app(AsyncEngine(LLMEngine(loaded, config), name, max_waiting), name, max_body_bytes)
 

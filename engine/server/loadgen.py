@@ -63,6 +63,18 @@ def workload_requests(workload_name: str, num_prompts: int | None = None, seed: 
             for r in drawn]
 
 
+def trace_requests(path: str, num_prompts: int | None = None) -> list[BenchRequest]:
+    """A recorded trace's requests, in arrival order: its prompt text where recorded, else its token ids
+    read as bytes (right for the byte-level tiny model only)."""
+    from engine.tokenizer import ByteTokenizer
+    from engine.trace import read_trace
+
+    tok = ByteTokenizer()
+    reqs = sorted(read_trace(path).requests, key=lambda r: r.arrival_step)[:num_prompts or None]
+    return [BenchRequest(r.prompt or tok.decode(r.prompt_token_ids), r.sampling_params.max_tokens, r.request_class,
+                         r.priority) for r in reqs]
+
+
 def send_times(n: int, rate: float, burstiness: float, seed: int) -> list[float]:
     """Seconds after the start: all at 0 for an infinite rate, else gamma gaps (1 = Poisson) of mean 1/rate."""
     if rate == float("inf"):
@@ -226,6 +238,7 @@ def add_loadgen_parser(sub) -> None:
     p.add_argument("--endpoint", choices=ENDPOINTS, default="/v1/completions")
     p.add_argument("--model", default=None, help="default: the first model the server lists")
     p.add_argument("--workload", choices=list(PRESETS), default="chat-and-reports")
+    p.add_argument("--trace-in", metavar="FILE.jsonl", help="send a recorded trace's requests instead of --workload")
     p.add_argument("--num-prompts", type=int, default=None, help="default: the workload's own count")
     p.add_argument("--request-rate", type=float, default=float("inf"), help="requests/s; inf sends all at once")
     p.add_argument("--burstiness", type=float, default=1.0, help="1 = Poisson; < 1 burstier, > 1 steadier")
@@ -247,9 +260,10 @@ def cmd_loadgen(args) -> int:
         percentiles = tuple(float(p) for p in args.metric_percentiles.split(","))
         spec = LoadSpec(args.base_url, args.model, args.endpoint, args.request_rate, args.burstiness,
                         args.max_concurrency, args.seed, args.ignore_eos, args.temperature, slos, percentiles)
-        requests = workload_requests(args.workload, args.num_prompts, args.seed)
+        requests = (trace_requests(args.trace_in, args.num_prompts) if args.trace_in
+                    else workload_requests(args.workload, args.num_prompts, args.seed))
         result = asyncio.run(run_load(spec, requests, progress_bar=True))
-    except (ValueError, httpx.HTTPError) as e:
+    except (ValueError, OSError, httpx.HTTPError) as e:  # TraceError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(format_report(result, percentiles))
