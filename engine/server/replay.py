@@ -54,11 +54,11 @@ def _run(loaded, config: EngineConfig, requests: list[BenchRequest], spec: LoadS
         if not engine.has_unfinished():
             time.sleep(min(0.01, max(0.0, times[order[next_i]] - now)))
             continue
-        snapshot = engine.step()
-        bm = engine.block_manager
-        timeline.append({"t": time.perf_counter() - t0, "kind": "lab", "running": len(snapshot.batch),
-                         "waiting": len(snapshot.waiting), "kv_usage": 1 - bm.num_free_blocks / bm.num_blocks,
-                         "preemptions": None})
+        engine.step()
+        bm, sched = engine.block_manager, engine.scheduler  # read as the server's gauges read them
+        timeline.append({"t": time.perf_counter() - t0, "kind": "lab", "running": len(sched.running),
+                         "waiting": len(sched.waiting) + len(engine.pending),
+                         "kv_usage": 1 - bm.num_free_blocks / bm.num_blocks, "preemptions": None})
     results = [RequestResult(r.request_class) for r in requests]
     offset = (time.perf_counter() - t0) - engine.now()  # the engine stamps times on its own clock
     preemptions = 0
