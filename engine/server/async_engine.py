@@ -51,6 +51,11 @@ class RequestStream:
                 return
 
 
+def _deliver(items: list[tuple[RequestStream, Delta]]) -> None:
+    for stream, delta in items:
+        stream.queue.put_nowait(delta)
+
+
 class AsyncEngine:
     def __init__(self, engine: LLMEngine, model_name: str, max_waiting: int = 1024):
         self.engine = engine
@@ -123,7 +128,8 @@ class AsyncEngine:
         self._publish()
 
     def _publish(self) -> None:
-        done = []
+        """Hand each request its new tokens: one wake-up of the event loop per step, not one per request."""
+        done, out = [], {}
         for request_id, stream in self._streams.items():
             r = self.engine.requests[request_id]
             if r.first_scheduled_time is not None or r.is_finished:
@@ -134,13 +140,14 @@ class AsyncEngine:
             self._count_tokens(r, stream.sent, len(new))
             stream.sent += len(new)
             reason = r.finish_reason.value if r.finish_reason else None
-            if r.error:
-                stream.put(Delta([], r.num_prompt_tokens, error=r.error))
-            else:
-                stream.put(Delta(new, r.num_prompt_tokens, FINISHED_REASON.get(reason) if r.is_finished else None))
+            delta = (Delta([], r.num_prompt_tokens, error=r.error) if r.error else
+                     Delta(new, r.num_prompt_tokens, FINISHED_REASON.get(reason) if r.is_finished else None))
+            out.setdefault(stream.loop, []).append((stream, delta))
             if r.is_finished:
                 self._count_finished(r)
                 done.append(request_id)
+        for loop, items in out.items():
+            loop.call_soon_threadsafe(_deliver, items)
         for request_id in done:
             del self._streams[request_id]
             del self.engine.requests[request_id]  # a long-running server must not keep every request
