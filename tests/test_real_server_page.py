@@ -71,6 +71,15 @@ def test_a_small_load_against_a_running_server_shows_both_runs(server, lang):
     assert len(at.get("plotly_chart")) == 4
 
 
+def test_the_rate_sweep_draws_latency_against_load(server):
+    at = page("en", url=server, prompts=4, inprocess=False, workload="uniform")
+    button(at, "sweep").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    rows = at.session_state[f"{PAGE}.sweep_rows"]
+    assert [r["rate"] for r in rows] == [2.0, 4.0, 8.0, 16.0] and all(r["mean_ttft_ms"] > 0 for r in rows)
+    assert STRINGS["rs.curve_note"]["en"] in [c.value for c in at.caption]
+
+
 def test_an_unreachable_url_gets_a_message_not_a_traceback():
     at = page("en", url="http://127.0.0.1:9")
     assert "Cannot reach http://127.0.0.1:9" in at.warning[0].value
