@@ -9,7 +9,6 @@ measured here at the client. /metrics is scraped every 0.5 s into a timeline (vL
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
