@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from engine.lab.bench import add_bench_parser
     add_bench_parser(sub)
+    from engine.server.cli import add_serve_parser
+    add_serve_parser(sub, add_engine_args, engine_kwargs)
+    from engine.server.loadgen import add_loadgen_parser
+    add_loadgen_parser(sub)
     return parser
 
 

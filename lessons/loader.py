@@ -11,8 +11,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent
 LANGS = ("zh", "en")
-BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "playground", "tasks", "quiz")
-LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies")  # pages that open a moment
+BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server", "playground", "tasks",
+              "quiz")
+LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server")  # pages that open a moment
 TOPICS = ("batching", "fixed-batch", "continuous", "paged", "four-axes", "priorities", "decisions")
 QUESTION_TYPES = ("single", "multiple", "ordering", "numeric")
 MISCONCEPTIONS = ("a", "b", "c")

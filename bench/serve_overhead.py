@@ -1,0 +1,95 @@
+"""What the HTTP server costs: the same workload through LLM.generate and through `python -m engine serve`
+driven by `python -m engine loadgen`'s client, in one run.
+
+    python bench/serve_overhead.py [--model tiny] [--workload uniform] [--num-prompts 32] [--max-num-seqs 8]
+
+Prints output tokens/s of each path and their ratio (goal: the server keeps >= 80 % on the tiny model).
+Every request is sent at once (request rate inf) and ignores EOS, so both paths generate exactly the
+same tokens with the same batch limits; the server runs in its own process, as it would in use.
+Both run torch on one thread: on a shared 2-core machine two OpenMP threads per process make
+small matrix products up to 20x slower, which would swamp what is being measured. The two paths
+take turns, best of three each, so a busy neighbour slows both alike.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ["OMP_NUM_THREADS"] = "1"  # before torch loads: the same threading as the server process
+
+import torch  # noqa: E402
+
+from engine import LLM, SamplingParams  # noqa: E402
+from engine.server.loadgen import LoadSpec, run_load, workload_requests  # noqa: E402
+from engine.server.thread import free_port  # noqa: E402
+
+REPEATS = 3
+
+
+def offline_run(llm: LLM, requests) -> float:
+    params = [SamplingParams(temperature=0.0, max_tokens=r.max_tokens, ignore_eos=True) for r in requests]
+    start = time.perf_counter()
+    outputs = llm.generate([r.prompt for r in requests], params)
+    return sum(len(o.token_ids) for o in outputs) / (time.perf_counter() - start)
+
+
+def http_run(url: str, requests) -> float:
+    result = asyncio.run(run_load(LoadSpec(url, ignore_eos=True), requests))
+    if result["failed"]:
+        raise SystemExit(f"{result['failed']} requests failed: {result.get('errors')}")
+    return result["output_throughput"]
+
+
+def start_server(model: str, max_num_seqs: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--model", model, "--port", str(port),
+                               "--max-num-seqs", str(max_num_seqs)], cwd=ROOT,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(url + "/health", timeout=1)
+            return server, url
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit("the server did not come up")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="tiny")
+    p.add_argument("--workload", default="uniform")
+    p.add_argument("--num-prompts", type=int, default=32)
+    p.add_argument("--max-num-seqs", type=int, default=8)
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    requests = workload_requests(args.workload, args.num_prompts, seed=0)
+    print(f"{args.model}, workload {args.workload}: {len(requests)} requests, "
+          f"{sum(r.max_tokens for r in requests)} output tokens, max_num_seqs {args.max_num_seqs}")
+    llm = LLM(args.model, max_num_seqs=args.max_num_seqs)
+    server, url = start_server(args.model, args.max_num_seqs)
+    try:
+        offline_run(llm, requests[:2]), http_run(url, requests[:2])  # warm-up: first calls pay one-time costs
+        direct, http = [], []
+        for _ in range(REPEATS):
+            direct.append(offline_run(llm, requests))
+            http.append(http_run(url, requests))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(f"LLM.generate:             {max(direct):8.1f} output tok/s  (runs: {', '.join(f'{x:.0f}' for x in direct)})")
+    print(f"HTTP server + loadgen:    {max(http):8.1f} output tok/s  (runs: {', '.join(f'{x:.0f}' for x in http)})")
+    print(f"ratio (server / offline): {max(http) / max(direct):.1%}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""`python -m engine serve`: the lab's engine behind an OpenAI-compatible API, flags in vLLM's names."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from engine.config import KV_LAYOUTS, POLICIES, PREEMPTION_MODES
+
+DEFAULT_PORT = 8000
+
+
+def add_serve_parser(sub, add_engine_args, engine_kwargs) -> None:
+    """The generic engine flags come from engine/__main__.py, so each default lives in one place."""
+    p = sub.add_parser("serve", help="serve the engine over HTTP (OpenAI-compatible, vLLM's /metrics)")
+    add_engine_args(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: this machine only)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    p.add_argument("--served-model-name", default=None, help="the name clients send as `model` (default: --model)")
+    p.add_argument("--max-model-len", type=int, default=None)
+    p.add_argument("--scheduling-policy", choices=POLICIES, default="fcfs")
+    p.add_argument("--preemption-mode", choices=PREEMPTION_MODES, default="recompute")
+    p.add_argument("--kv-layout", choices=KV_LAYOUTS, default="paged")
+    p.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction, default=False)
+    p.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--long-prefill-token-threshold", type=int, default=0)
+    p.add_argument("--num-swap-blocks", type=int, default=None)
+    p.add_argument("--priority-aging-steps", type=int, default=100)
+    p.add_argument("--max-wait-steps", type=int, default=0, help="static batcher: steps to wait for a full batch")
+    p.add_argument("--contiguous-reserve", choices=("max_tokens", "max_model_len"), default="max_tokens")
+    p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
+    p.add_argument("--max-waiting", type=int, default=1024,
+                   help="requests allowed to wait for a first step; beyond it: 503 with Retry-After")
+    p.add_argument("--max-body-bytes", type=int, default=1 << 20)
+    p.set_defaults(func=cmd_serve, engine_kwargs=engine_kwargs)
+
+
+def engine_config_kwargs(args, engine_kwargs) -> dict:
+    return {**engine_kwargs(args), "max_model_len": args.max_model_len, "policy": args.scheduling_policy,
+            "preemption_mode": args.preemption_mode, "kv_layout": args.kv_layout,
+            "enable_prefix_caching": args.enable_prefix_caching, "enable_chunked_prefill": args.enable_chunked_prefill,
+            "long_prefill_token_threshold": args.long_prefill_token_threshold,
+            "num_swap_blocks": args.num_swap_blocks, "priority_aging_steps": args.priority_aging_steps,
+            "max_wait_steps": args.max_wait_steps, "contiguous_reserve": args.contiguous_reserve, "dtype": args.dtype}
+
+
+def make_app(model: str, served_model_name: str | None = None, max_waiting: int = 1024,
+             max_body_bytes: int = 1 << 20, loaded=None, **engine_kwargs):
+    """The FastAPI app for a model name (or an already loaded model) and EngineConfig keywords."""
+    import torch
+
+    from engine import EngineConfig, LLMEngine, load_model
+    from engine.server.api import build_app
+    from engine.server.async_engine import AsyncEngine
+
+    config = EngineConfig(**engine_kwargs).validate()
+    loaded = loaded or load_model(model, dtype=getattr(torch, config.dtype), device=config.device)
+    name = served_model_name or model
+    return build_app(AsyncEngine(LLMEngine(loaded, config), name, max_waiting), name, max_body_bytes)
+
+
+def cmd_serve(args) -> int:
+    import uvicorn
+
+    app = make_app(args.model, args.served_model_name, args.max_waiting, args.max_body_bytes,
+                   **engine_config_kwargs(args, args.engine_kwargs))
+    print(f"serving {args.served_model_name or args.model} on http://{args.host}:{args.port}", file=sys.stderr,
+          flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    return 0

@@ -1,0 +1,219 @@
+"""python -m engine serve's API over real HTTP: the official openai client, continuous batching,
+aborts on disconnect, concurrency without leaks, and an OpenAI-style error for every bad input."""
+import asyncio
+import json
+import threading
+import time
+
+import httpx
+import pytest
+
+from engine.server.cli import make_app
+from engine.server.metric_reader import read_metrics
+from engine.server.thread import ServerThread
+
+NUM_BLOCKS = 24  # 384 token slots: short requests fit, max_tokens 500 never can
+
+
+@pytest.fixture(scope="module")
+def served(tiny):
+    app = make_app("tiny", loaded=tiny, max_num_seqs=8, block_size=16, num_blocks=NUM_BLOCKS, max_body_bytes=4096)
+    with ServerThread(app) as url:
+        yield url, app.state.engine.engine
+
+
+def wait_until(cond, timeout=10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+def idle(engine) -> bool:
+    return (engine.block_manager.num_free_blocks == NUM_BLOCKS and not engine.scheduler.running
+            and not engine.scheduler.waiting and not engine.requests)
+
+
+def test_the_openai_client_gets_completions_and_chat_streaming_and_not(served):
+    from openai import OpenAI
+
+    url, engine = served
+    client = OpenAI(base_url=url + "/v1", api_key="none", max_retries=0)
+    assert [m.id for m in client.models.list().data] == ["tiny"]
+
+    c = client.completions.create(model="tiny", prompt="It is a truth", max_tokens=12, temperature=0,
+                                  extra_body={"ignore_eos": True})
+    assert c.choices[0].finish_reason == "length" and c.usage.completion_tokens == 12
+    assert c.usage.prompt_tokens == len("It is a truth") + 1  # bytes + BOS
+    chunks = list(client.completions.create(model="tiny", prompt="It is a truth", max_tokens=12, temperature=0,
+                                            stream=True, stream_options={"include_usage": True},
+                                            extra_body={"ignore_eos": True}))
+    assert "".join(ch.choices[0].text for ch in chunks if ch.choices) == c.choices[0].text  # greedy: same text
+    assert chunks[-1].usage.completion_tokens == 12 and not chunks[-1].choices
+
+    messages = [{"role": "user", "content": "Good morning"}]
+    chat = client.chat.completions.create(model="tiny", messages=messages, max_tokens=8, temperature=0)
+    assert chat.choices[0].message.role == "assistant" and chat.usage.completion_tokens >= 1
+    parts = list(client.chat.completions.create(model="tiny", messages=messages, max_tokens=8, temperature=0,
+                                                stream=True))
+    assert "".join(p.choices[0].delta.content or "" for p in parts) == chat.choices[0].message.content
+    assert parts[-1].choices[0].finish_reason == chat.choices[0].finish_reason
+    assert wait_until(lambda: idle(engine))
+
+
+def test_a_short_request_sent_during_a_long_one_finishes_first(served):
+    url, engine = served
+    done = {}
+
+    def long_request():
+        with httpx.stream("POST", url + "/v1/completions", timeout=60,
+                          json={"prompt": "Once", "max_tokens": 300, "ignore_eos": True, "stream": True}) as r:
+            for line in r.iter_lines():
+                if line.startswith("data:") and "started" not in done:
+                    done["started"] = time.monotonic()
+        done["long"] = time.monotonic()
+
+    t = threading.Thread(target=long_request)
+    t.start()
+    assert wait_until(lambda: "started" in done)
+    r = httpx.post(url + "/v1/completions", json={"prompt": "Hi", "max_tokens": 5, "ignore_eos": True}, timeout=60)
+    done["short"] = time.monotonic()
+    t.join(60)
+    assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] == 5
+    assert done["short"] < done["long"], "the short request waited for the long one: no continuous batching"
+    assert wait_until(lambda: idle(engine))
+
+
+def test_a_client_disconnect_aborts_the_request_and_frees_its_blocks(served):
+    url, engine = served
+    with httpx.stream("POST", url + "/v1/completions", timeout=60,
+                      json={"prompt": "Once upon a time", "max_tokens": 300, "ignore_eos": True, "stream": True}) as r:
+        lines = r.iter_lines()
+        while not next(lines).startswith("data:"):
+            pass
+        assert engine.block_manager.num_free_blocks < NUM_BLOCKS  # it holds blocks while it runs
+    # closed after one token of 300: the abort must free everything long before it could have finished
+    assert wait_until(lambda: idle(engine), timeout=2.0)
+    assert 'finished_reason="abort"' in httpx.get(url + "/metrics").text
+
+
+def test_a_non_streaming_client_that_gives_up_has_its_request_aborted(served):
+    url, engine = served
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(url + "/v1/completions", timeout=0.3,
+                   json={"prompt": "Once upon a time", "max_tokens": 300, "ignore_eos": True})
+    assert wait_until(lambda: idle(engine), timeout=0.5)  # 300 tokens take longer than that
+
+
+def test_32_concurrent_streaming_clients_are_all_answered_and_leak_no_blocks(served):
+    url, engine = served
+
+    async def one(client, i):
+        body = {"prompt": f"Request {i}: it was", "max_tokens": 8 + i % 9, "ignore_eos": True, "stream": True,
+                "stream_options": {"include_usage": True}}
+        tokens, usage = 0, None
+        async with client.stream("POST", url + "/v1/completions", json=body) as r:
+            assert r.status_code == 200
+            async for line in r.aiter_lines():
+                if line.startswith("data:") and line != "data: [DONE]":
+                    chunk = json.loads(line[5:])
+                    tokens += bool(chunk["choices"])
+                    usage = chunk.get("usage") or usage
+        return tokens, usage["completion_tokens"], body["max_tokens"]
+
+    async def main():
+        async with httpx.AsyncClient(timeout=120) as client:
+            return await asyncio.gather(*(one(client, i) for i in range(32)))
+
+    results = asyncio.run(main())
+    assert all(streamed == counted == wanted for streamed, counted, wanted in results)
+    assert wait_until(lambda: idle(engine))
+    engine.block_manager.check_invariants()
+
+
+def test_metrics_carry_vllm_names_with_the_model_name_label(served):
+    url, _ = served
+    httpx.post(url + "/v1/completions", json={"prompt": "Hi", "max_tokens": 3}, timeout=60)
+    text = httpx.get(url + "/metrics").text
+    for name in ("vllm:num_requests_running{", "vllm:num_requests_waiting{", "vllm:kv_cache_usage_perc{",
+                 "vllm:num_preemptions_total{", "vllm:prompt_tokens_total{", "vllm:generation_tokens_total{",
+                 "vllm:request_success_total{", "vllm:prefix_cache_queries_total{", "vllm:prefix_cache_hits_total{",
+                 "vllm:time_to_first_token_seconds_bucket{", "vllm:inter_token_latency_seconds_bucket{",
+                 "vllm:e2e_request_latency_seconds_bucket{", "vllm:request_queue_time_seconds_bucket{",
+                 "vllm:iteration_tokens_total_bucket{"):
+        assert name in text, name
+    assert 'model_name="tiny"' in text
+    sample = read_metrics(text)
+    assert sample.kind == "vllm" and sample.running == 0 and sample.generation_tokens >= 3
+
+
+BAD = [
+    ("malformed JSON", b'{"prompt": "x", ', 400, "not valid JSON"),
+    ("not an object", b'["x"]', 400, "must be a JSON object"),
+    ("unknown model", {"model": "gpt-9", "prompt": "x"}, 404, "`gpt-9` does not exist"),
+    ("prompt too long", {"prompt": "x" * 600}, 400, "maximum context length is 512"),
+    ("max_tokens never fits the cache", {"prompt": "x", "max_tokens": 500}, 400, f"whole cache has {NUM_BLOCKS}"),
+    ("max_tokens of the wrong type", {"prompt": "x", "max_tokens": "lots"}, 400, "'max_tokens'"),
+    ("temperature of the wrong type", {"prompt": "x", "temperature": "hot"}, 400, "'temperature'"),
+    ("negative temperature", {"prompt": "x", "temperature": -1}, 400, "temperature must be >= 0"),
+    ("zero max_tokens", {"prompt": "x", "max_tokens": 0}, 400, "max_tokens must be at least 1"),
+    ("missing prompt", {"max_tokens": 3}, 400, "'prompt'"),
+    ("n other than 1", {"prompt": "x", "n": 2}, 400, "n must be 1"),
+    ("oversized body", {"prompt": "x" * 5000}, 413, "at most 4096"),
+    ("empty prompt", {"prompt": ""}, 400, "the prompt is empty"),
+]
+
+
+@pytest.mark.parametrize("case,body,status,message", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_gets_an_openai_error_with_the_right_status(served, case, body, status, message):
+    url, engine = served
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    r = httpx.post(url + "/v1/completions", content=content, headers={"content-type": "application/json"})
+    assert r.status_code == status
+    error = r.json()["error"]
+    assert message in error["message"] and error["code"] == status
+    assert httpx.get(url + "/health").status_code == 200  # and the server lives on
+    assert wait_until(lambda: idle(engine))
+
+
+def test_bad_chat_input_names_the_field(served):
+    url, _ = served
+    r = httpx.post(url + "/v1/chat/completions", json={"messages": [{"role": "wizard", "content": "hi"}]})
+    assert r.status_code == 400 and "'messages.0.role'" in r.json()["error"]["message"]
+    r = httpx.post(url + "/v1/chat/completions", json={"messages": []})
+    assert r.status_code == 400 and "'messages'" in r.json()["error"]["message"]
+
+
+def test_a_stop_string_ends_the_text_before_it(served):
+    url, _ = served
+    full = httpx.post(url + "/v1/completions", json={"prompt": "It is", "max_tokens": 40, "temperature": 0,
+                                                     "ignore_eos": True}).json()["choices"][0]["text"]
+    stop = full[10:12]
+    cut = httpx.post(url + "/v1/completions", json={"prompt": "It is", "max_tokens": 40, "temperature": 0,
+                                                    "ignore_eos": True, "stop": [stop]}).json()["choices"][0]
+    assert cut["text"] == full[:full.find(stop)] and cut["finish_reason"] == "stop"
+
+
+def test_a_full_waiting_queue_answers_503_with_retry_after(tiny):
+    app = make_app("tiny", loaded=tiny, max_num_seqs=1, max_waiting=1)
+    engine = app.state.engine.engine
+    with ServerThread(app) as url:
+        results = {}
+
+        def request(name, max_tokens):
+            results[name] = httpx.post(url + "/v1/completions", timeout=60,
+                                       json={"prompt": "Once", "max_tokens": max_tokens, "ignore_eos": True})
+
+        running = threading.Thread(target=request, args=("running", 200))
+        running.start()
+        assert wait_until(lambda: len(engine.scheduler.running) == 1)
+        waiting = threading.Thread(target=request, args=("waiting", 4))
+        waiting.start()
+        assert wait_until(lambda: len(engine.scheduler.waiting) == 1)
+        r = httpx.post(url + "/v1/completions", json={"prompt": "x", "max_tokens": 4})
+        assert r.status_code == 503 and r.headers["retry-after"] == "1"
+        assert "--max-waiting 1" in r.json()["error"]["message"]
+        running.join(60), waiting.join(60)
+        assert results["running"].status_code == results["waiting"].status_code == 200
