@@ -12,12 +12,11 @@ from pathlib import Path
 import httpx
 import streamlit as st
 
-from engine import EngineConfig
+from engine import PRESETS, EngineConfig
 from engine.server.loadgen import LoadSpec, run_load, workload_requests
 from engine.server.metric_reader import read_metrics
 from engine.server.replay import run_in_process
 from engine.server.thread import free_port
-from engine import PRESETS
 from ui.i18n import choice, t
 from ui.models import get_model
 from ui.style import scaled

@@ -98,7 +98,8 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
             raise APIError(400, "the prompt is empty", param="prompt")
         if len(ids) > max_model_len:
             raise APIError(400, f"This model's maximum context length is {max_model_len} tokens. However, your "
-                                f"prompt has {len(ids)} tokens: shorten it by {len(ids) - max_model_len}.", param="prompt")
+                                f"prompt has {len(ids)} tokens: shorten it by {len(ids) - max_model_len}.",
+                           param="prompt")
         if any(not 0 <= i < tokenizer.vocab_size for i in ids):
             raise APIError(400, f"token ids must be in [0, {tokenizer.vocab_size})", param="prompt")
         return ids
@@ -122,7 +123,8 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
             engine.abort(stream.request_id)
             raise
         if first.error:
-            raise APIError(400, f"request refused: {first.error}", param="max_tokens" if "max_tokens" in first.error else None)
+            raise APIError(400, f"request refused: {first.error}",
+                           param="max_tokens" if "max_tokens" in first.error else None)
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
         if req.stream:
             return StreamingResponse(sse(stream, deltas, first, gen, rid, req, chat), media_type="text/event-stream")
@@ -161,7 +163,8 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
 
         def chunk(piece: str | None, reason: str | None, role: bool = False) -> str:
             if chat:
-                delta = {"role": "assistant", "content": ""} if role else ({"content": piece} if piece is not None else {})
+                delta = ({"role": "assistant", "content": ""} if role
+                         else {"content": piece} if piece is not None else {})
                 choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
             else:
                 choice = {"index": 0, "text": piece or "", "logprobs": None, "finish_reason": reason}

@@ -18,7 +18,8 @@ NAMES = {
     "sglang": {"running": ["sglang:num_running_reqs"], "waiting": ["sglang:num_queue_reqs"],
                "kv_usage": ["sglang:token_usage"],
                "preemptions": ["sglang:num_retracted_requests_total", "sglang:num_retracted_reqs"],
-               "prompt_tokens": ["sglang:prompt_tokens_total"], "generation_tokens": ["sglang:generation_tokens_total"]},
+               "prompt_tokens": ["sglang:prompt_tokens_total"],
+               "generation_tokens": ["sglang:generation_tokens_total"]},
 }
 FIELDS = ("running", "waiting", "kv_usage", "preemptions", "prompt_tokens", "generation_tokens")
 

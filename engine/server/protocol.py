@@ -48,7 +48,8 @@ class _Sampling(BaseModel):
 
     def sampling_params(self, max_tokens: int) -> SamplingParams:
         if self.n != 1:
-            raise APIError(400, f"n must be 1 on this server (got {self.n}): send one request per completion", param="n")
+            raise APIError(400, f"n must be 1 on this server (got {self.n}): send one request per completion",
+                           param="n")
         try:
             return SamplingParams(temperature=self.temperature, top_p=self.top_p, top_k=max(self.top_k, 0),
                                   max_tokens=max_tokens, seed=self.seed, ignore_eos=self.ignore_eos)
