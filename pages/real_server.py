@@ -6,8 +6,8 @@ from ui import moments, real_server
 PAGE = "real-server"
 ss = st.session_state
 
-pending = moments.page_header(PAGE, "rs", {"workload": "chat-and-reports", "prompts": 16, "rate": 4.0,
-                                           "inprocess": True})
+pending, _ = moments.page_header(PAGE, "rs", {"workload": "chat-and-reports", "prompts": 16, "rate": 4.0,
+                                              "inprocess": True})
 if pending and pending.workload:
     ss[f"{PAGE}.workload"] = pending.workload
 info = real_server.server_panel(PAGE)
