@@ -26,7 +26,7 @@ install-dev: $(VENV)/.dev-installed
 chromium:
 	@{ command -v chromium >/dev/null 2>&1 && fc-list :lang=zh family | grep -q .; } || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; }
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk fonts-noto-color-emoji >/dev/null; }
 
 run: $(VENV)/.installed
 	$(PY) -m ui.serve --server.port $(PORT)
