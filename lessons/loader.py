@@ -54,9 +54,12 @@ class Moment:
 @dataclass(frozen=True)
 class Criterion:
     id: str
-    any: tuple[str, ...]  # lowercase keyword substrings; one is enough
+    any: tuple[str, ...]  # lowercase keywords (lessons/reading.py); one affirmed is enough
     ok: str
     missing: str
+    required: bool = True  # an optional criterion only adds a tip
+    negation_ok: bool = False  # a denied keyword counts too ("no request starves" is about fairness)
+    groups: dict = field(default_factory=dict)  # kind -> keywords, when `any` is given as kinds
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class Task:
     model_answers: dict  # field id -> list of good answers
     bad_answers: dict  # field id -> list of off-topic or insufficient answers
     lang: str
+    distinct: tuple[str, ...] = ()  # fields that must each name a different kind (criterion groups)
 
 
 @dataclass(frozen=True)
@@ -222,13 +226,29 @@ def _task_field(path, entry, f) -> TaskField:
     for k, c in enumerate(f.get("criteria") or []):
         centry = f"{entry} criterion #{k + 1} ({c.get('id') if isinstance(c, dict) else repr(c)})"
         _need(isinstance(c, dict), path, centry, "must be a mapping")
-        criteria.append(Criterion(_need_str(path, centry, c, "id"), _keywords(path, centry, c.get("any"), "any"),
-                                  _need_str(path, centry, c, "ok"), _need_str(path, centry, c, "missing")))
+        groups = c.get("groups")
+        _need(groups is None or (isinstance(groups, dict) and groups and c.get("any") is None), path, centry,
+              "`groups` must map kinds to keyword lists, and replaces `any`")
+        groups = {str(k): _keywords(path, centry, v, f"groups.{k}") for k, v in (groups or {}).items()}
+        words = tuple(dict.fromkeys(w for v in groups.values() for w in v)) if groups else \
+            _keywords(path, centry, c.get("any"), "any")
+        criteria.append(Criterion(_need_str(path, centry, c, "id"), words, _need_str(path, centry, c, "ok"),
+                                  _need_str(path, centry, c, "missing"), bool(c.get("required", True)),
+                                  bool(c.get("negation_ok", False)), groups))
     _need(len({c.id for c in criteria}) == len(criteria), path, entry, "duplicate criterion ids")
     reject = f.get("reject_if_only")
     reject = _keywords(path, entry, reject, "reject_if_only") if reject is not None else ()
     return TaskField(_need_str(path, entry, f, "id"), _need_str(path, entry, f, "label"), f.get("kind", "text"),
                      tuple(criteria), reject, _need_str(path, entry, f, "reject_feedback") if reject else "")
+
+
+def _distinct(path, entry, value, fields) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    grouped = {f.id for f in fields if any(c.groups for c in f.criteria)}
+    _need(isinstance(value, list) and len(value) >= 2 and set(value) <= grouped, path, entry,
+          "`distinct` must list at least two fields whose criteria have `groups`")
+    return tuple(value)
 
 
 def load_tasks(lang: str) -> list[Task]:
@@ -246,7 +266,8 @@ def load_tasks(lang: str) -> list[Task]:
         tasks.append(Task(d["id"], _need_str(path, entry, d, "title"), d["milestone"], _need_str(path, entry, d, "prompt"),
                           check_link(d.get("link"), path, entry, pages, moments), fields,
                           _answer_lists(path, entry, d.get("model_answers") or {}, "model_answers", ids),
-                          _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang))
+                          _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang,
+                          _distinct(path, entry, d.get("distinct"), fields)))
     return tasks
 
 

@@ -199,9 +199,14 @@ def test_feedback_per_criterion(lang):
 
 def test_keyword_matching_is_forgiving():
     assert lessons.matches("Ｂlock-Table and 首token", ["block_table", "首 token"]) == ["block_table", "首 token"]
-    assert lessons.matches("preemption happens", ["preempt"]) == ["preempt"]
+    assert lessons.matches("preemption happens", ["preempt*"]) == ["preempt*"]
+    assert lessons.matches("preemption happens", ["preempt"]) == []  # ASCII keywords are whole words...
+    assert lessons.matches("it was preempted while waiting", ["preempt", "wait"]) == ["preempt", "wait"]  # ...with endings
+    assert lessons.matches("I understand it", ["under"]) == []
     assert lessons.matches("slow and allowed", ["slo", "low"]) == []
     assert lessons.matches("SLOs were missed", ["slo"]) == ["slo"]
+    assert lessons.matches("不低，也没有空槽", ["低", "空槽"]) == []  # denied keywords do not count
+    assert lessons.matches("不只是更快", ["更快"]) == ["更快"]  # "not just faster" is not a denial
 
 
 # --- quiz --------------------------------------------------------------------------------
