@@ -104,6 +104,7 @@ class Question:
     self_check: bool = False
     misconception: str | None = None
     lang: str = ""
+    hint: str = ""  # shown on request, and after a wrong first try
 
 
 def _need(ok, path, entry, msg):
@@ -308,7 +309,9 @@ def load_quiz(lang: str) -> list[Question]:
         kw = dict(id=d["id"], type=qtype, topic=d["topic"], prompt=_need_str(path, entry, d, "prompt"),
                   explanation=_need_str(path, entry, d, "explanation"),
                   link=check_link(d.get("link"), path, entry, pages, moments),
-                  self_check=bool(d.get("self_check", False)), misconception=d.get("misconception"), lang=lang)
+                  self_check=bool(d.get("self_check", False)), misconception=d.get("misconception"), lang=lang,
+                  hint=d.get("hint") or "")
+        _need(isinstance(kw["hint"], str), path, entry, "`hint` must be a string")
         if qtype in ("single", "multiple"):
             kw.update(options=tuple(options), answer=answer if qtype == "single" else tuple(sorted(answer)))
         elif qtype == "ordering":

@@ -24,6 +24,8 @@ from lessons import (
     shuffled_items,
     valid_pages,
 )
+from lessons.attempt import Attempt, option_order
+from lessons.cues import cue_figures
 from lessons.loader import LAB_PAGES, TOPICS
 
 MOMENTS = load_moments()
@@ -216,9 +218,42 @@ def test_quiz_coverage():
     assert len(qs) >= 22 and kinds.count("numeric") >= 4 and kinds.count("ordering") >= 3
     assert kinds.count("multiple") >= 5
     assert {q.topic for q in qs} == set(TOPICS)
-    assert sum(q.self_check for q in qs) == 4
+    assert sum(q.self_check for q in qs) == 5  # the chapter's five self-checks
     assert {q.misconception for q in qs} - {None} == {"a", "b", "c"}
     assert len({q.answer for q in qs if q.type == "single"}) > 1  # the right option is not always first
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_quiz_cannot_be_passed_by_the_options_form(lang):
+    """Before issue 11 the right option was the longest in 13 of 14 single-choice questions (93 %)."""
+    f = cue_figures(QUIZ[lang], lang)
+    assert f["single"] >= 14 and f["multiple"] >= 5
+    assert f["longest_is_right"] <= 0.30, f
+    assert f["longest_strategy"] <= 0.40, f
+    assert f["top_position_share"] <= 0.40 and len(f["positions"]) == 4, f  # right answers sit everywhere
+    assert f["longest_half"] <= f["chance"], f
+
+
+def test_options_are_shuffled_with_the_attempts_seed():
+    q = next(q for q in QUIZ["en"] if q.type == "single")
+    assert option_order(q, 3) == option_order(q, 3) and sorted(option_order(q, 3)) == list(range(len(q.options)))
+    assert {option_order(q, seed).index(q.answer) for seed in range(40)} == set(range(len(q.options)))
+
+
+def test_a_wrong_first_try_gets_a_second_and_the_score_keeps_them_apart():
+    single = [q for q in QUIZ["en"] if q.type == "single"][:3]
+    a = Attempt(seed=1)
+    assert a.submit(single[0], single[0].answer) == "correct"
+    wrong = (single[1].answer + 1) % len(single[1].options)
+    assert a.submit(single[1], wrong) == "retry" and a.awaiting_retry(single[1].id) and not a.done(single[1].id)
+    assert a.submit(single[1], single[1].answer) == "correct" and a.done(single[1].id)
+    assert a.submit(single[2], wrong % len(single[2].options) if wrong != single[2].answer else
+                    (single[2].answer + 1) % len(single[2].options)) == "retry"
+    assert a.submit(single[2], (single[2].answer + 1) % len(single[2].options)) == "wrong" and a.done(single[2].id)
+    assert a.submit(single[2], single[2].answer) == "wrong"  # no third try
+    assert a.score() == {"first": 1, "second": 1, "answered": 3}
+    numeric = next(q for q in QUIZ["en"] if q.type == "numeric")
+    assert a.submit(numeric, "12") == "unmeasured" and numeric.id not in a.tries  # no run, no try used
 
 
 def test_quiz_zh_en_parity():
@@ -227,6 +262,9 @@ def test_quiz_zh_en_parity():
     for qid, q in en.items():
         z = zh[qid]
         for key in ("type", "topic", "answer", "run", "metric", "tolerance", "self_check", "misconception", "link"):
+            assert getattr(z, key) == getattr(q, key), (qid, key)
+        assert bool(z.hint) == bool(q.hint), qid
+        for key in ():
             assert getattr(z, key) == getattr(q, key), (qid, key)
         assert (len(z.options), len(z.items)) == (len(q.options), len(q.items))
 
