@@ -11,7 +11,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent
 LANGS = ("zh", "en")
-BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "playground", "tasks", "quiz")
+BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "playground", "tasks", "quiz",
+              "glossary")
 LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies")  # pages that open a moment
 TOPICS = ("batching", "fixed-batch", "continuous", "paged", "four-axes", "priorities", "decisions")
 QUESTION_TYPES = ("single", "multiple", "ordering", "numeric")

@@ -18,6 +18,7 @@ SECTIONS = {
                  ("policies", "pages/policies.py", "pol.title", "⚖️")],
     "nav.practice": [("tasks", "pages/tasks.py", "tasks.title", "📝"),
                      ("quiz", "pages/quiz.py", "quiz.title", "✅"),
+                     ("glossary", "pages/glossary.py", "gloss.title", "📚"),
                      ("playground", "pages/playground.py", "pg.title", "🛝")],
 }
 
