@@ -266,7 +266,9 @@ def run_spec(question: Question, moments: dict[str, Moment] | None = None) -> di
     overrides the moment's settings, then the question's. Run it as
     run_requests(model, workload_requests(model, preset(workload), seed), engine_config_for(preset(workload), **settings))."""
     p = (moments if moments is not None else load_moments())[question.run["moment"]]
-    return {"moment": p.id, "workload": p.workload, "seed": p.seed, "settings": {**p.settings, **question.run["settings"]}}
+    label = next(iter(question.run["settings"].values()), None)  # the compared run it reads: batcher, layout, policy
+    return {"moment": p.id, "page": p.page, "workload": p.workload, "seed": p.seed, "label": label,
+            "settings": {**p.settings, **question.run["settings"]}}
 
 
 def metric_value(summary: dict, path: str) -> float | None:

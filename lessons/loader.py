@@ -50,6 +50,7 @@ class Moment:
     compare: tuple[str, ...] = ()
     batch_sizes: tuple[int, ...] = ()
     narration: dict = field(default_factory=dict)  # lang -> text
+    predict: dict = field(default_factory=dict)  # what to predict before the run (lessons/predictions.py)
 
 
 @dataclass(frozen=True)
@@ -137,9 +138,17 @@ def load_moments(path: Path | None = None) -> dict[str, Moment]:
     out = {}
     for entry, d in _entries(path, "moment"):
         _need(d.get("page") in LAB_PAGES, path, entry, f"page must be one of {', '.join(LAB_PAGES)}")
+        predict = d.get("predict") or {}
+        _need(not predict or (predict.get("kind") in ("number", "choice") and isinstance(predict.get("metric"), str)
+                              and all(isinstance(predict.get(lang), str) for lang in LANGS)
+                              and 1 <= len(predict.get("runs") or []) <= 2
+                              and set(predict.get("runs") or []) <= set(d.get("compare") or ("static", "continuous"))
+                              and (predict["kind"] == "number" or predict.get("choices"))), path, entry,
+              "`predict` needs kind (number|choice), metric, runs (1-2 compared runs), zh and en questions, and "
+              "choices for a choice")
         out[d["id"]] = Moment(d["id"], d["page"], d.get("workload"), int(d.get("seed", 0)), dict(d.get("settings") or {}),
                               tuple(d.get("compare") or ()), tuple(d.get("batch_sizes") or ()),
-                              dict(d.get("narration") or {}))
+                              dict(d.get("narration") or {}), dict(predict))
     return out
 
 

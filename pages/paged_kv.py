@@ -43,6 +43,7 @@ if not runs:
     st.info(t("ctl.press_run"))
 else:
     experiments.explain_rejections(runs)
+    moments.reveal(PAGE, runs)
     refusals = [(run.label, i) for run in runs if (i := views.first_refusal(run)) is not None]
     if refusals:
         label, frame = refusals[0]

@@ -41,6 +41,7 @@ if not runs:
     st.info(t("ctl.press_run"))
 else:
     experiments.explain_rejections(runs)
+    moments.reveal(PAGE, runs)
 
     st.caption(t("pol.color_note"))
     player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),

@@ -21,6 +21,14 @@ def start_over() -> None:
         del ss[key]
 
 
+def lab_measured(q, spec: dict) -> float | None:
+    """The question's figure from the lab page's finished run of its moment and variant, if there is one."""
+    if ss.get(f"{spec['page']}.moment") != spec["moment"]:
+        return None
+    run = next((r for r in experiments.runs(spec["page"]) if r.label == spec["label"] and r.done), None)
+    return metric_value(run.summary(), q.metric) if run else None
+
+
 if "quiz.order" not in ss or set(ss["quiz.order"]) != set(questions) or "quiz.attempt" not in ss:
     start_over()
 attempt: Attempt = ss["quiz.attempt"]
@@ -61,11 +69,18 @@ elif q.type == "ordering":
 else:
     spec = run_spec(q)
     st.caption(t("quiz.numeric_help", moment=spec["moment"], settings=", ".join(f"{k}={v}" for k, v in spec["settings"].items()) or "—"))
-    if st.button(t("quiz.run"), key=f"quiz.q.{q.id}.run"):
+    c = st.columns([1.5, 2, 4])
+    if c[0].button(t("quiz.run"), key=f"quiz.q.{q.id}.run"):
         summary = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"])
         if summary is not None:
             ss["quiz.measured"][q.id] = metric_value(summary, q.metric)
-    if q.id in ss["quiz.measured"]:
+    if c[1].button(f"🎓 {t('quiz.open_lab', moment=spec['moment'])}", key=f"quiz.q.{q.id}.open"):
+        moments.open_moment(spec["moment"])
+    seen = lab_measured(q, spec)
+    if seen is not None:  # the run the student watched on the lab page: one source for page and quiz
+        ss["quiz.measured"][q.id] = seen
+        st.success(t("quiz.from_lab", label=spec["label"]))
+    elif q.id in ss["quiz.measured"]:
         st.success(t("quiz.ran"))
     answer = st.text_input(t("quiz.number", unit=q.unit), key=key, disabled=done)
 

@@ -6,7 +6,7 @@ from ui.i18n import choice, t
 from ui.player import player
 
 PAGE = "static-vs-continuous"
-WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "long-context")
+WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "online-uniform", "long-context")
 ss = st.session_state
 
 pending = moments.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8, "scale": 1.0,
@@ -35,6 +35,7 @@ if not runs:
     st.info(t("ctl.press_run"))
 else:
     experiments.explain_rejections(runs)
+    moments.reveal(PAGE, runs)
 
     player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"svc.{run.label}")))
     if all(r.done for r in runs):
