@@ -348,6 +348,9 @@ def test_claims_the_content_makes_hold(live_runs):
     """What lessons and explanations say about the moments' runs (at half scale)."""
     uniform = [live_runs("uniform-control", batcher=b)["steps"] for b in ("static", "continuous")]
     assert uniform[0] == uniform[1]
+    # the same lengths arriving over time: hole 2 alone, newcomers wait for the whole fixed batch
+    online = [live_runs("online-uniform", batcher=b)["latency"]["ttft_steps"]["p50"] for b in ("static", "continuous")]
+    assert online[0] > 2 * online[1], online
     holes = [live_runs("fixed-batch-holes", batcher=b)["slot_utilisation"] for b in ("static", "continuous")]
     assert holes[0] < holes[1]
     fcfs, edf = live_runs("support-bot-sla", policy="fcfs"), live_runs("support-bot-sla", policy="edf")

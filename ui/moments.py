@@ -38,7 +38,8 @@ def _predicted(moment) -> bool:
     """Ask for the prediction before the run: True once it is made or skipped."""
     ss, p = st.session_state, moment.predict
     room = bool(ss.get("instructor"))
-    with st.form(f"pred.{moment.id}", border=True):
+    box = st.empty()  # the question goes away once answered
+    with box.form(f"pred.{moment.id}", border=True):
         st.markdown(f"**{t('pred.room' if room else 'pred.title')}** {p[lang()]}")
         if p["kind"] == "number":
             raw = st.text_input(t("pred.number"), key=f"pred.{moment.id}.value")
@@ -49,9 +50,11 @@ def _predicted(moment) -> bool:
         go, skip = c[0].form_submit_button(t("pred.run"), type="primary"), c[1].form_submit_button(t("pred.skip"))
     if skip:
         ss.get("predictions", {}).pop(moment.id, None)
+        box.empty()
         return True
     if go:
         if predictions.record(ss.setdefault("predictions", {}), moment, raw, by_room=room):
+            box.empty()
             return True
         st.error(t("pred.not_number" if p["kind"] == "number" else "pred.pick"))
     return False
