@@ -229,7 +229,7 @@ def test_the_quiz_cannot_be_passed_by_the_options_form(lang):
     f = cue_figures(QUIZ[lang], lang)
     assert f["single"] >= 14 and f["multiple"] >= 5
     assert f["longest_is_right"] <= 0.30, f
-    assert f["longest_strategy"] <= 0.40, f
+    assert f["longest_strategy"] <= 0.40 and f["shortest_strategy"] <= 0.40, f  # no reverse cue either
     assert f["top_position_share"] <= 0.40 and len(f["positions"]) == 4, f  # right answers sit everywhere
     assert f["longest_half"] <= f["chance"], f
 

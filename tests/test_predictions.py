@@ -36,21 +36,20 @@ def test_predictions_are_stored_per_moment_and_read_from_the_runs():
 def test_prediction_then_run_then_reveal(instructor):
     at = page("pages/static_vs_continuous.py")
     at.session_state["instructor"] = instructor
-    at.session_state["static-vs-continuous.scale"] = 0.25  # a short run: the flow is under test, not the figure
-    next(b for b in at.button if b.key == "static-vs-continuous.moment-btn.chat-and-reports").click().run()
+    next(b for b in at.button if b.key == "static-vs-continuous.moment-btn.online-uniform").click().run()
     assert not at.session_state["static-vs-continuous.runs"] if "static-vs-continuous.runs" in at.session_state \
         else True  # nothing runs before the prediction
     asked = "Ask the room first" if instructor else "Predict first"
     assert any(asked in m.value for m in at.markdown)
-    at.text_input(key="pred.chat-and-reports.value").input("not a number")
+    at.text_input(key="pred.online-uniform.value").input("not a number")
     next(b for b in at.button if b.label == "Save the prediction and run").click().run()
     assert any("is a number" in e.value for e in at.error) and "predictions" not in at.session_state or \
-        "chat-and-reports" not in at.session_state["predictions"]
-    at.text_input(key="pred.chat-and-reports.value").input("5")
+        "online-uniform" not in at.session_state["predictions"]
+    at.text_input(key="pred.online-uniform.value").input("5")
     next(b for b in at.button if b.label == "Save the prediction and run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     at.run()  # the reveal reads the finished runs
     runs = at.session_state["static-vs-continuous.runs"]
-    measured = predictions.measured(MOMENTS["chat-and-reports"], {r.label: r.summary() for r in runs})
+    measured = predictions.measured(MOMENTS["online-uniform"], {r.label: r.summary() for r in runs})
     who = "The room's prediction" if instructor else "Your prediction"
     assert any(i.value == f"{who}: 5 · measured: {measured:.3g}" for i in at.info), [i.value for i in at.info]
