@@ -48,6 +48,7 @@ if __name__ == "__main__":
     for lang in LANGS:
         f = cue_figures(load_quiz(lang), lang)
         print(f"{lang}: single={f['single']} right-is-longest={f['longest_is_right']:.0%} "
-              f"longest-strategy={f['longest_strategy']:.0%} shortest-strategy={f['shortest_strategy']:.0%} top-position={f['top_position_share']:.0%} "
+              f"longest-strategy={f['longest_strategy']:.0%} shortest-strategy={f['shortest_strategy']:.0%} "
+              f"top-position={f['top_position_share']:.0%} "
               f"positions={f['positions']} | multiple={f['multiple']} longest-half={f['longest_half']:.0%} "
               f"chance={f['chance']:.0%}")

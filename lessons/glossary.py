@@ -59,8 +59,8 @@ def _masked(body: str) -> str:
     for line in body.splitlines(keepends=True):
         if line.startswith("```"):
             fenced = not fenced
-        out.append(" " * len(line.rstrip("\n")) + ("\n" if line.endswith("\n") else "") if fenced or
-                   line.startswith("```") or line.startswith("#") else line)
+        blank = fenced or line.startswith(("```", "#"))
+        out.append(" " * len(line.rstrip("\n")) + ("\n" if line.endswith("\n") else "") if blank else line)
     text = "".join(out)
     return re.sub(r"\]\([^)]*\)", lambda m: "]" + " " * (len(m.group()) - 1), text)
 

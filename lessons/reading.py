@@ -32,9 +32,9 @@ _CLAUSE = re.compile(r"[,;:!?()\[\]\n，。；：！？（）]|\.(?!\d)|\b(?:but
 _NOT_JUST = re.compile(r"\bnot (?:just|only|merely|simply|solely)\b|不只|不仅|不光|不单|不止|不但")
 # zh words that contain a cue character but do not negate
 # words that contain a cue but do not negate; comparisons ("no more than", 不超过) are bounds
-_FALSE_CUES = re.compile(r"不同|不一|不断|不停|不少|不等|无论|不管是|非常|并非只|毫无疑问|未来|无数|不超过|不低于|不高于|"
-                         r"不多于|不少于|不大于|不小于|不晚于|不到|\b(?:no|not) (?:more|less|later|longer|worse|higher|"
-                         r"lower|fewer) than\b|\bnot exceed")
+_FALSE_CUES = re.compile(r"不同|不一|不断|不停|不少|不等|无论|不管是|非常|并非只|毫无疑问|未来|无数|"
+                         r"不超过|不低于|不高于|不多于|不少于|不大于|不小于|不晚于|不到|"
+                         r"\b(?:no|not) (?:more|less|later|longer|worse|higher|lower|fewer) than\b|\bnot exceed")
 _NEGATION = re.compile(r"\b(?:not|never|without|neither|nor|cannot|none|nothing|nobody|hardly|rather than|instead of)\b"
                        r"|n't\b|\bno\b|并非|不是|没有|毫无|不|没|无|未|别|非|勿|否")
 _DISMISS = re.compile(r"(?:does ?n't|do ?n't|does not|do not|need not|needn't|won't|will not|doesn't) "
@@ -122,7 +122,7 @@ def read(text: str, keywords) -> Reading:
         for clause in clauses:
             dismissed = bool(_DISMISS.search(clause))
             negs, justs = _negations(clause), [m.span() for m in _NOT_JUST.finditer(clause)]
-            for a, b in _spans(clause, k):
+            for a, _ in _spans(clause, k):
                 if dismissed:
                     state = state or "dismissed"
                 elif any(e <= a < scope for _, e, scope in negs):

@@ -12,7 +12,8 @@ PAGE_FILES = {url: path for entries in SECTIONS.values() for url, path, _, _ in 
 STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
 # where each metric sits in the lab pages' results tables (column headers in English)
 COLUMNS = {"steps": STRINGS["sum.steps"]["en"], "slot_utilisation": STRINGS["sum.slot_util"]["en"],
-           "throughput_tok_per_step": STRINGS["sum.tok_per_step"]["en"], "kv_waste_share": STRINGS["sum.kv_waste"]["en"],
+           "throughput_tok_per_step": STRINGS["sum.tok_per_step"]["en"],
+           "kv_waste_share": STRINGS["sum.kv_waste"]["en"],
            "by_class.chat.ttft_steps.p50": "TTFT p50 · chat", "by_class.support.slo_attainment": "SLO · support"}
 NUMERIC = [q for q in load_quiz("en") if q.type == "numeric"]
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the probe corpus keeps each answer on one line, as a student typed it)
 """The worksheet checker reads sense, not keywords: a probe corpus of answers a teacher would accept
 (the chapter's own minimum answers, the worksheets' model answers) and answers that only look right
 (negated, dismissed, keyword-stuffed, repeated, empty), in zh and en. Every probe the issue lists is here.
