@@ -1,19 +1,20 @@
 """Check worksheet answers against keyword criteria, grade quiz answers, order the quiz.
 
-Keyword matching is forgiving: case, full-width characters, spaces, hyphens and underscores are
-ignored, so `首token`, `首 token`, `TTFT`, `block table` and `block_table` all match (see _pattern).
+Keyword matching is forgiving about form (case, full-width characters, spaces, hyphens and underscores:
+`首token`, `首 token`, `block table` and `block_table` all match) and strict about sense: a keyword the
+answer denies does not count (lessons/reading.py).
 """
 from __future__ import annotations
 
 import math
 import numbers
 import random
-import re
 import unicodedata
 from dataclasses import dataclass, field
-from functools import lru_cache
+from itertools import product
 
 from lessons.loader import Moment, Question, Task, TaskField, load_moments
+from lessons.reading import is_keyword_list, matches, normalize, read, size
 
 MESSAGES = {
     "empty": {"zh": "这一栏还是空的：写一两句你自己的话再提交。",
@@ -32,48 +33,30 @@ def _msg(key: str, lang: str, **kw) -> str:
     return text.format(**kw) if kw else text
 
 
-_DASHES = str.maketrans({c: " " for c in "-_\u2010\u2011\u2013\u2014"})
-_WORDISH = re.compile(r"[a-z0-9 .]+")
-
-
-def normalize(text: str) -> str:
-    """Lowercase, NFKC (full-width -> ASCII), hyphens and underscores as spaces, single spaces."""
-    return " ".join(unicodedata.normalize("NFKC", text or "").lower().translate(_DASHES).split())
-
-
-@lru_cache(maxsize=4096)
-def _pattern(keyword: str):
-    """English-like keywords match from a word start (`preempt` finds `preemption`, not `unpreempt`...
-    and `low` does not match `slow`); spaces inside may be absent or doubled. Keywords of three
-    letters or fewer (`slo`, `kv`, `p95`) must be whole words (a plural s allowed). Anything else
-    (Chinese, symbols) is a plain substring with spaces ignored, so `首 token` finds `首token`."""
-    kw = normalize(keyword)
-    if _WORDISH.fullmatch(kw):
-        pattern = r"(?<![a-z0-9])" + r"\s*".join(re.escape(w) for w in kw.split())
-        if len(kw.replace(" ", "")) <= 3:
-            pattern += r"s?(?![a-z0-9])"
-        return re.compile(pattern)
-    return kw.replace(" ", "")
-
-
-def matches(text: str, keywords) -> list[str]:
-    """The keywords found in the text."""
-    norm = normalize(text)
-    flat = norm.replace(" ", "")
-    found = []
-    for k in keywords:
-        p = _pattern(k)
-        if (p.search(norm) if isinstance(p, re.Pattern) else p and p in flat):
-            found.append(k)
-    return found
-
-
 # --- worksheets --------------------------------------------------------------------------
+WORKSHEET = {
+    "denied": {"zh": "你提到了「{words}」，但是在否定或「无所谓」的语气里：这不算数。",
+               "en": "You mention “{words}”, but only to deny or dismiss it: that does not count."},
+    "stuffed": {"zh": "这更像一串关键词，而不是解释：请用完整的句子写出因果。",
+                "en": "This reads like a list of keywords, not an explanation: say what causes what, in sentences."},
+    "short": {"zh": "太短了：请用一两句完整的话说明。", "en": "Too short: explain in a sentence or two."},
+    "same": {"zh": "这和「{other}」说的是同一类特征：请换一个不同的特征。",
+             "en": "This is the same kind of feature as “{other}”: name a different one."},
+}
+MIN_LONG = 6  # words (en) or characters (zh) a long answer needs
+
+
+def _say(key: str, lang: str, **kw) -> str:
+    return (WORKSHEET[key].get(lang) or WORKSHEET[key]["en"]).format(**kw)
+
+
 @dataclass
 class CriterionResult:
     id: str
     met: bool
     feedback: str  # the criterion's `ok` text when met, its `missing` text when not
+    required: bool = True
+    denied: list[str] = field(default_factory=list)  # its keywords the answer only denied
 
 
 @dataclass
@@ -81,13 +64,16 @@ class FieldFeedback:
     field_id: str
     checked: bool  # False for fields without criteria (free notes)
     empty: bool = False
-    rejected: bool = False  # the answer only uses reject_if_only words (e.g. speed without memory)
+    rejected: bool = False  # the answer affirms only reject_if_only words (e.g. speed, and no memory)
+    stuffed: bool = False  # a long answer that is mostly keywords, or too short to explain anything
+    same_as: str | None = None  # a field of the same task naming the same kind of thing (task.distinct)
     criteria: list[CriterionResult] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)  # what to show, in order
 
     @property
     def passed(self) -> bool:
-        return not self.checked or (not self.empty and not self.rejected and all(c.met for c in self.criteria))
+        return not self.checked or (not self.empty and not self.rejected and not self.stuffed and self.same_as is None
+                                    and all(c.met for c in self.criteria if c.required))
 
 
 @dataclass
@@ -112,23 +98,70 @@ def check_field(task_field: TaskField, answer: str | None, lang: str = "en") -> 
     if not normalize(answer or ""):
         fb.empty = True
         fb.messages.append(_msg("empty", lang))
-        fb.criteria = [CriterionResult(c.id, False, c.missing) for c in task_field.criteria]
+        fb.criteria = [CriterionResult(c.id, False, c.missing, c.required) for c in task_field.criteria]
         return fb
     for c in task_field.criteria:
-        found = matches(answer, c.any)
-        fb.criteria.append(CriterionResult(c.id, bool(found), c.ok if found else c.missing))
-    if task_field.reject_if_only and matches(answer, task_field.reject_if_only) and not all(c.met for c in fb.criteria):
+        r = read(answer, c.any)
+        found = r.affirmed + r.not_only + (r.denied if c.negation_ok else [])
+        denied = [] if found else r.denied + r.dismissed
+        text = c.ok if found else c.missing + (" " + _say("denied", lang, words="、".join(denied) if lang == "zh"
+                                                          else ", ".join(denied)) if denied else "")
+        fb.criteria.append(CriterionResult(c.id, bool(found), text, c.required, denied))
+    required_met = all(c.met for c in fb.criteria if c.required)
+    if task_field.reject_if_only and read(answer, task_field.reject_if_only).affirmed and not required_met:
         fb.rejected = True
         fb.messages.append(task_field.reject_feedback)
+    if task_field.kind == "long":
+        words = [k for c in task_field.criteria for k in c.any] + list(task_field.reject_if_only)
+        if size(answer) < MIN_LONG:
+            fb.stuffed = True
+            fb.messages.append(_say("short", lang))
+        elif is_keyword_list(answer, words):
+            fb.stuffed = True
+            fb.messages.append(_say("stuffed", lang))
     fb.messages += [c.feedback for c in fb.criteria]
     return fb
 
 
+def _kinds(task_field: TaskField, answer: str) -> set[str]:
+    """The keyword groups (kinds of feature) an answer affirms."""
+    return {name for c in task_field.criteria for name, words in c.groups.items() if matches(answer, words)}
+
+
+def _mark_same(task: Task, answers: dict, fields: dict[str, FieldFeedback]) -> None:
+    """Fields of task.distinct must name different kinds of thing. A field repeating an earlier one's
+    text, or whose kinds leave no way to give every field so far its own kind, is marked as a repeat."""
+    tf = {f.id: f for f in task.fields}
+    kept: list[str] = []
+    for fid in (f for f in task.distinct if fields[f].passed):
+        kinds = _kinds(tf[fid], answers.get(fid, ""))
+        text = normalize(answers.get(fid, ""))
+        other = next((o for o in kept if normalize(answers.get(o, "")) == text), None)
+        if other is None and not _distinct([_kinds(tf[o], answers.get(o, "")) for o in kept] + [kinds]):
+            other = next((o for o in kept if _kinds(tf[o], answers.get(o, "")) & kinds), kept[0] if kept else None)
+        if other is None:
+            kept.append(fid)
+            continue
+        fields[fid].same_as = other
+        fields[fid].messages.insert(0, _say("same", task.lang, other=tf[other].label))
+
+
+def _distinct(kind_sets: list[set[str]]) -> bool:
+    """Whether each field can be given its own kind (a kind-less field, e.g. a feature the groups do
+    not cover, never clashes)."""
+    named = [sorted(k) for k in kind_sets if k]
+    return any(len(set(pick)) == len(pick) for pick in product(*named))
+
+
 def check_task(task: Task, answers: dict[str, str]) -> TaskFeedback:
-    """Per field, per criterion: met or not, with the feedback text. `passed` when every criterion
-    of every checkable field is met. Students mix languages, so keyword lists hold both."""
+    """Per field, per criterion: met or not, with the feedback text. `passed` when every required
+    criterion of every checkable field is met and the fields of task.distinct name different kinds.
+    Students mix languages, so keyword lists hold both."""
     answers = answers or {}
-    return TaskFeedback(task.id, {f.id: check_field(f, answers.get(f.id), task.lang) for f in task.fields})
+    fields = {f.id: check_field(f, answers.get(f.id), task.lang) for f in task.fields}
+    if task.distinct:
+        _mark_same(task, answers, fields)
+    return TaskFeedback(task.id, fields)
 
 
 # --- quiz --------------------------------------------------------------------------------
@@ -233,7 +266,9 @@ def run_spec(question: Question, moments: dict[str, Moment] | None = None) -> di
     overrides the moment's settings, then the question's. Run it as
     run_requests(model, workload_requests(model, preset(workload), seed), engine_config_for(preset(workload), **settings))."""
     p = (moments if moments is not None else load_moments())[question.run["moment"]]
-    return {"moment": p.id, "workload": p.workload, "seed": p.seed, "settings": {**p.settings, **question.run["settings"]}}
+    label = next(iter(question.run["settings"].values()), None)  # the compared run it reads: batcher, layout, policy
+    return {"moment": p.id, "page": p.page, "workload": p.workload, "seed": p.seed, "label": label,
+            "settings": {**p.settings, **question.run["settings"]}}
 
 
 def metric_value(summary: dict, path: str) -> float | None:

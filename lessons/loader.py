@@ -12,7 +12,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent
 LANGS = ("zh", "en")
 BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server", "playground", "tasks",
-              "quiz")
+              "quiz", "glossary")
 LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server")  # pages that open a moment
 TOPICS = ("batching", "fixed-batch", "continuous", "paged", "four-axes", "priorities", "decisions")
 QUESTION_TYPES = ("single", "multiple", "ordering", "numeric")
@@ -50,14 +50,18 @@ class Moment:
     compare: tuple[str, ...] = ()
     batch_sizes: tuple[int, ...] = ()
     narration: dict = field(default_factory=dict)  # lang -> text
+    predict: dict = field(default_factory=dict)  # what to predict before the run (lessons/predictions.py)
 
 
 @dataclass(frozen=True)
 class Criterion:
     id: str
-    any: tuple[str, ...]  # lowercase keyword substrings; one is enough
+    any: tuple[str, ...]  # lowercase keywords (lessons/reading.py); one affirmed is enough
     ok: str
     missing: str
+    required: bool = True  # an optional criterion only adds a tip
+    negation_ok: bool = False  # a denied keyword counts too ("no request starves" is about fairness)
+    groups: dict = field(default_factory=dict)  # kind -> keywords, when `any` is given as kinds
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class Task:
     model_answers: dict  # field id -> list of good answers
     bad_answers: dict  # field id -> list of off-topic or insufficient answers
     lang: str
+    distinct: tuple[str, ...] = ()  # fields that must each name a different kind (criterion groups)
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ class Question:
     self_check: bool = False
     misconception: str | None = None
     lang: str = ""
+    hint: str = ""  # shown on request, and after a wrong first try
 
 
 def _need(ok, path, entry, msg):
@@ -132,9 +138,17 @@ def load_moments(path: Path | None = None) -> dict[str, Moment]:
     out = {}
     for entry, d in _entries(path, "moment"):
         _need(d.get("page") in LAB_PAGES, path, entry, f"page must be one of {', '.join(LAB_PAGES)}")
+        predict = d.get("predict") or {}
+        _need(not predict or (predict.get("kind") in ("number", "choice") and isinstance(predict.get("metric"), str)
+                              and all(isinstance(predict.get(lang), str) for lang in LANGS)
+                              and 1 <= len(predict.get("runs") or []) <= 2
+                              and set(predict.get("runs") or []) <= set(d.get("compare") or ("static", "continuous"))
+                              and (predict["kind"] == "number" or predict.get("choices"))), path, entry,
+              "`predict` needs kind (number|choice), metric, runs (1-2 compared runs), zh and en questions, and "
+              "choices for a choice")
         out[d["id"]] = Moment(d["id"], d["page"], d.get("workload"), int(d.get("seed", 0)), dict(d.get("settings") or {}),
                               tuple(d.get("compare") or ()), tuple(d.get("batch_sizes") or ()),
-                              dict(d.get("narration") or {}))
+                              dict(d.get("narration") or {}), dict(predict))
     return out
 
 
@@ -223,13 +237,29 @@ def _task_field(path, entry, f) -> TaskField:
     for k, c in enumerate(f.get("criteria") or []):
         centry = f"{entry} criterion #{k + 1} ({c.get('id') if isinstance(c, dict) else repr(c)})"
         _need(isinstance(c, dict), path, centry, "must be a mapping")
-        criteria.append(Criterion(_need_str(path, centry, c, "id"), _keywords(path, centry, c.get("any"), "any"),
-                                  _need_str(path, centry, c, "ok"), _need_str(path, centry, c, "missing")))
+        groups = c.get("groups")
+        _need(groups is None or (isinstance(groups, dict) and groups and c.get("any") is None), path, centry,
+              "`groups` must map kinds to keyword lists, and replaces `any`")
+        groups = {str(k): _keywords(path, centry, v, f"groups.{k}") for k, v in (groups or {}).items()}
+        words = tuple(dict.fromkeys(w for v in groups.values() for w in v)) if groups else \
+            _keywords(path, centry, c.get("any"), "any")
+        criteria.append(Criterion(_need_str(path, centry, c, "id"), words, _need_str(path, centry, c, "ok"),
+                                  _need_str(path, centry, c, "missing"), bool(c.get("required", True)),
+                                  bool(c.get("negation_ok", False)), groups))
     _need(len({c.id for c in criteria}) == len(criteria), path, entry, "duplicate criterion ids")
     reject = f.get("reject_if_only")
     reject = _keywords(path, entry, reject, "reject_if_only") if reject is not None else ()
     return TaskField(_need_str(path, entry, f, "id"), _need_str(path, entry, f, "label"), f.get("kind", "text"),
                      tuple(criteria), reject, _need_str(path, entry, f, "reject_feedback") if reject else "")
+
+
+def _distinct(path, entry, value, fields) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    grouped = {f.id for f in fields if any(c.groups for c in f.criteria)}
+    _need(isinstance(value, list) and len(value) >= 2 and set(value) <= grouped, path, entry,
+          "`distinct` must list at least two fields whose criteria have `groups`")
+    return tuple(value)
 
 
 def load_tasks(lang: str) -> list[Task]:
@@ -247,7 +277,8 @@ def load_tasks(lang: str) -> list[Task]:
         tasks.append(Task(d["id"], _need_str(path, entry, d, "title"), d["milestone"], _need_str(path, entry, d, "prompt"),
                           check_link(d.get("link"), path, entry, pages, moments), fields,
                           _answer_lists(path, entry, d.get("model_answers") or {}, "model_answers", ids),
-                          _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang))
+                          _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang,
+                          _distinct(path, entry, d.get("distinct"), fields)))
     return tasks
 
 
@@ -288,7 +319,9 @@ def load_quiz(lang: str) -> list[Question]:
         kw = dict(id=d["id"], type=qtype, topic=d["topic"], prompt=_need_str(path, entry, d, "prompt"),
                   explanation=_need_str(path, entry, d, "explanation"),
                   link=check_link(d.get("link"), path, entry, pages, moments),
-                  self_check=bool(d.get("self_check", False)), misconception=d.get("misconception"), lang=lang)
+                  self_check=bool(d.get("self_check", False)), misconception=d.get("misconception"), lang=lang,
+                  hint=d.get("hint") or "")
+        _need(isinstance(kw["hint"], str), path, entry, "`hint` must be a string")
         if qtype in ("single", "multiple"):
             kw.update(options=tuple(options), answer=answer if qtype == "single" else tuple(sorted(answer)))
         elif qtype == "ordering":

@@ -4,6 +4,7 @@ per lesson and calls render()."""
 import streamlit as st
 
 from lessons import load_lessons
+from lessons.glossary import render_links
 from ui import experiments, nav, moments
 from ui.i18n import lang, t
 
@@ -17,7 +18,7 @@ def render(lesson_id: str) -> None:
     lesson = lessons[index]
     st.title(lesson.title)
     st.caption(lesson.summary)
-    st.markdown(demote_headings(lesson.body))
+    st.markdown(render_links(demote_headings(lesson.body), lang()))
     if lesson.live_table == "mechanisms":
         mechanisms_measured()
     if lesson.experiments:

@@ -54,7 +54,8 @@ else:
                 views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}", height=220)
 
     player(PAGE, runs, render)
-    # below the picture: where to look next
+    # below the picture: the class's prediction beside the measured figure, and where to look next
+    moments.reveal(PAGE, runs)
     refusals = [(run.label, i) for run in runs if (i := views.first_refusal(run)) is not None]
     if refusals:
         label, frame = refusals[0]

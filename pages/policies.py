@@ -44,6 +44,7 @@ else:
     st.caption(t("pol.color_note"))
     player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),
                                                         by_class=True, height=240))
+    moments.reveal(PAGE, runs)
     if all(r.done for r in runs):
         st.subheader(t("pol.results"))
         per_request = {t(f"pol.{r.label}"): [request_metrics(q, r.config.max_num_batched_tokens)

@@ -6,7 +6,7 @@ from ui.i18n import choice, t
 from ui.player import player
 
 PAGE = "static-vs-continuous"
-WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "long-context")
+WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "online-uniform", "long-context")
 ss = st.session_state
 
 pending, setup = moments.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8, "scale": 1.0,
@@ -37,6 +37,7 @@ else:
     experiments.explain_rejections(runs)
 
     player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"svc.{run.label}")))
+    moments.reveal(PAGE, runs)
     if all(r.done for r in runs):
         st.subheader(t("svc.summary"))
         views.summary_table(runs)

@@ -124,8 +124,8 @@ for task in tasks:
             for fid, fb in feedback.fields.items():
                 if not fb.checked or (fb.passed and feedback.passed):
                     continue
-                lines = [("✅ " if c.met else "❌ ") + c.feedback for c in fb.criteria]
-                if fb.empty or fb.rejected:
+                lines = [("✅ " if c.met else "❌ " if c.required else "💡 ") + c.feedback for c in fb.criteria]
+                if fb.empty or fb.rejected or fb.stuffed or fb.same_as:
                     lines = ["⚠️ " + m for m in fb.messages[:1]] + lines
                 st.markdown(f"**{labels[fid]}**\n\n" + "\n\n".join(lines))
             with st.expander(t("tasks.model_answers")):

@@ -4,10 +4,10 @@ import re
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, counter, open_page
+from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, wait_idle
 
 PAGES = ["", "lesson-overview", "lesson-mechanisms-myths", "why-batch", "static-vs-continuous", "paged-kv", "policies",
-         "tasks", "quiz", "playground"]  # "": home, the default page
+         "tasks", "quiz", "playground", "glossary"]  # "": home, the default page
 PLAYERS = {"static-vs-continuous": "🎓 fixed-batch-holes", "paged-kv": "🎓 contiguous-vs-paged",
            "policies": "🎓 support-bot-sla", "playground": "Run"}
 
@@ -28,7 +28,10 @@ def test_every_page_renders_without_errors(browser, server, lang):
 def test_play_advances_the_frame_counter(browser, server, name):
     page = open_page(browser, f"{server}/{name}", "en")
     page.get_by_role("button", name=PLAYERS[name], exact=True).click()
-    page.wait_for_selector(f".st-key-{name}-frame-counter", timeout=120_000)
+    if PLAYERS[name].startswith("🎓"):  # a lecture moment asks for a prediction first
+        page.get_by_role("button", name="Skip, just run", exact=True).click()
+    # the moment's runs finish first: ~100 s each on 2 loaded cores for fixed-batch-holes
+    page.wait_for_selector(f".st-key-{name}-frame-counter", timeout=360_000)
     time.sleep(1)
     before = counter(page, name)
     page.get_by_role("button", name="▶", exact=True).click(force=True)
@@ -50,11 +53,11 @@ def test_play_advances_the_frame_counter(browser, server, name):
 
 def test_language_switch(browser, server):
     page = open_page(browser, f"{server}/static-vs-continuous", "zh")
-    assert page.inner_text("h1") == "静态批处理 vs 连续批处理"
+    assert page.inner_text("h1") == "固定批次 vs 连续批处理"
     page.get_by_text("English", exact=True).click()
     page.wait_for_function("() => document.querySelector('h1').innerText === 'Static vs continuous batching'")
     page.get_by_text("中文", exact=True).click()
-    page.wait_for_function("() => document.querySelector('h1').innerText === '静态批处理 vs 连续批处理'")
+    page.wait_for_function("() => document.querySelector('h1').innerText === '固定批次 vs 连续批处理'")
     page.close()
 
 
@@ -75,4 +78,42 @@ def test_malformed_trace_is_explained(browser, server, tmp_path):
     page.locator("input[type=file]").set_input_files(str(bad))
     page.get_by_text("This trace cannot be used: line 2").wait_for(timeout=30_000)
     assert_no_errors(page)
+    page.close()
+
+
+def test_a_wrong_answer_gets_a_hint_and_a_second_try_then_the_explanation(browser, server):
+    from lessons import load_quiz, quiz_order
+
+    order = quiz_order(load_quiz("en"), 0)  # the quiz's default seed
+    i, q = next((i, q) for i, q in enumerate(order) if q.type == "single")
+    page = open_page(browser, f"{server}/quiz", "en")
+    for _ in range(i):
+        page.get_by_role("button", name="Next", exact=True).click()
+        wait_idle(page)
+    wrong = (q.answer + 1) % len(q.options)
+    page.get_by_text(q.options[wrong], exact=True).click()
+    page.get_by_role("button", name="Submit", exact=True).click()
+    page.get_by_text("Not yet. Read the hint: you have one more try.").wait_for(timeout=30_000)
+    body = page.inner_text("body")
+    assert "💡" in body and q.explanation not in body  # the hint, not yet the answer
+    page.screenshot(path=str(ARTIFACTS / "quiz-hint-retry-en.png"), full_page=True)
+    page.get_by_text(q.options[q.answer], exact=True).click()
+    page.get_by_role("button", name="Try again", exact=True).click()
+    page.get_by_text("Correct at the second try.").wait_for(timeout=30_000)
+    assert q.explanation in page.inner_text("body")
+    assert "at the second 1" in page.inner_text("body")
+    assert_no_errors(page)
+    page.screenshot(path=str(ARTIFACTS / "quiz-second-try-explanation-en.png"), full_page=True)
+    page.close()
+
+
+def test_a_prediction_is_revealed_next_to_the_measured_figure(browser, server):
+    page = open_page(browser, f"{server}/static-vs-continuous", "en")
+    page.get_by_role("button", name="🎓 chat-and-reports", exact=True).click()
+    page.get_by_text("How many times higher will the chat TTFT p50 be under the fixed batch?").wait_for(timeout=30_000)
+    page.get_by_label("Your prediction (a number)").fill("5")
+    page.get_by_role("button", name="Save the prediction and run", exact=True).click()
+    page.get_by_text(re.compile(r"Your prediction: 5 · measured: [0-9.]+")).wait_for(timeout=240_000)
+    assert_no_errors(page)
+    page.screenshot(path=str(ARTIFACTS / "prediction-reveal-en.png"), full_page=True)
     page.close()

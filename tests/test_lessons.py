@@ -24,6 +24,8 @@ from lessons import (
     shuffled_items,
     valid_pages,
 )
+from lessons.attempt import Attempt, option_order
+from lessons.cues import cue_figures
 from lessons.loader import LAB_PAGES, TOPICS
 
 MOMENTS = load_moments()
@@ -199,9 +201,14 @@ def test_feedback_per_criterion(lang):
 
 def test_keyword_matching_is_forgiving():
     assert lessons.matches("Ｂlock-Table and 首token", ["block_table", "首 token"]) == ["block_table", "首 token"]
-    assert lessons.matches("preemption happens", ["preempt"]) == ["preempt"]
+    assert lessons.matches("preemption happens", ["preempt*"]) == ["preempt*"]
+    assert lessons.matches("preemption happens", ["preempt"]) == []  # ASCII keywords are whole words...
+    assert lessons.matches("it was preempted while waiting", ["preempt", "wait"]) == ["preempt", "wait"]  # ...with endings
+    assert lessons.matches("I understand it", ["under"]) == []
     assert lessons.matches("slow and allowed", ["slo", "low"]) == []
     assert lessons.matches("SLOs were missed", ["slo"]) == ["slo"]
+    assert lessons.matches("不低，也没有空槽", ["低", "空槽"]) == []  # denied keywords do not count
+    assert lessons.matches("不只是更快", ["更快"]) == ["更快"]  # "not just faster" is not a denial
 
 
 # --- quiz --------------------------------------------------------------------------------
@@ -211,9 +218,42 @@ def test_quiz_coverage():
     assert len(qs) >= 22 and kinds.count("numeric") >= 4 and kinds.count("ordering") >= 3
     assert kinds.count("multiple") >= 5
     assert {q.topic for q in qs} == set(TOPICS)
-    assert sum(q.self_check for q in qs) == 4
+    assert sum(q.self_check for q in qs) == 5  # the chapter's five self-checks
     assert {q.misconception for q in qs} - {None} == {"a", "b", "c"}
     assert len({q.answer for q in qs if q.type == "single"}) > 1  # the right option is not always first
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_quiz_cannot_be_passed_by_the_options_form(lang):
+    """Before issue 11 the right option was the longest in 13 of 14 single-choice questions (93 %)."""
+    f = cue_figures(QUIZ[lang], lang)
+    assert f["single"] >= 14 and f["multiple"] >= 5
+    assert f["longest_is_right"] <= 0.30, f
+    assert f["longest_strategy"] <= 0.40 and f["shortest_strategy"] <= 0.40, f  # no reverse cue either
+    assert f["top_position_share"] <= 0.40 and len(f["positions"]) == 4, f  # right answers sit everywhere
+    assert f["longest_half"] <= f["chance"], f
+
+
+def test_options_are_shuffled_with_the_attempts_seed():
+    q = next(q for q in QUIZ["en"] if q.type == "single")
+    assert option_order(q, 3) == option_order(q, 3) and sorted(option_order(q, 3)) == list(range(len(q.options)))
+    assert {option_order(q, seed).index(q.answer) for seed in range(40)} == set(range(len(q.options)))
+
+
+def test_a_wrong_first_try_gets_a_second_and_the_score_keeps_them_apart():
+    single = [q for q in QUIZ["en"] if q.type == "single"][:3]
+    a = Attempt(seed=1)
+    assert a.submit(single[0], single[0].answer) == "correct"
+    wrong = (single[1].answer + 1) % len(single[1].options)
+    assert a.submit(single[1], wrong) == "retry" and a.awaiting_retry(single[1].id) and not a.done(single[1].id)
+    assert a.submit(single[1], single[1].answer) == "correct" and a.done(single[1].id)
+    assert a.submit(single[2], wrong % len(single[2].options) if wrong != single[2].answer else
+                    (single[2].answer + 1) % len(single[2].options)) == "retry"
+    assert a.submit(single[2], (single[2].answer + 1) % len(single[2].options)) == "wrong" and a.done(single[2].id)
+    assert a.submit(single[2], single[2].answer) == "wrong"  # no third try
+    assert a.score() == {"first": 1, "second": 1, "answered": 3}
+    numeric = next(q for q in QUIZ["en"] if q.type == "numeric")
+    assert a.submit(numeric, "12") == "unmeasured" and numeric.id not in a.tries  # no run, no try used
 
 
 def test_quiz_zh_en_parity():
@@ -222,6 +262,9 @@ def test_quiz_zh_en_parity():
     for qid, q in en.items():
         z = zh[qid]
         for key in ("type", "topic", "answer", "run", "metric", "tolerance", "self_check", "misconception", "link"):
+            assert getattr(z, key) == getattr(q, key), (qid, key)
+        assert bool(z.hint) == bool(q.hint), qid
+        for key in ():
             assert getattr(z, key) == getattr(q, key), (qid, key)
         assert (len(z.options), len(z.items)) == (len(q.options), len(q.items))
 
@@ -305,6 +348,9 @@ def test_claims_the_content_makes_hold(live_runs):
     """What lessons and explanations say about the moments' runs (at half scale)."""
     uniform = [live_runs("uniform-control", batcher=b)["steps"] for b in ("static", "continuous")]
     assert uniform[0] == uniform[1]
+    # the same lengths arriving over time: hole 2 alone, newcomers wait for the whole fixed batch
+    online = [live_runs("online-uniform", batcher=b)["latency"]["ttft_steps"]["p50"] for b in ("static", "continuous")]
+    assert online[0] > 2 * online[1], online
     holes = [live_runs("fixed-batch-holes", batcher=b)["slot_utilisation"] for b in ("static", "continuous")]
     assert holes[0] < holes[1]
     fcfs, edf = live_runs("support-bot-sla", policy="fcfs"), live_runs("support-bot-sla", policy="edf")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lessons import load_moments
+from lessons import predictions
 from ui import nav
 from ui.i18n import lang, t
 
@@ -19,13 +20,58 @@ def open_moment(moment_id: str) -> None:
 
 
 def take_pending(page_id: str):
-    """The moment queued for this page, if any (taken once)."""
+    """The moment queued for this page, if any (taken once). A moment with a prediction question waits
+    until the prediction is made (or skipped)."""
     pid = st.session_state.get("pending_moment")
     if pid and all_moments().get(pid) and all_moments()[pid].page == page_id:
+        if all_moments()[pid].predict and not _predicted(all_moments()[pid]):
+            return None
         del st.session_state["pending_moment"]
         st.session_state[f"{page_id}.moment"] = pid
+        if f"{page_id}.scale" in st.session_state:
+            st.session_state[f"{page_id}.scale"] = 1.0  # a moment is one exact run: the quiz grades against it
         return all_moments()[pid]
     return None
+
+
+def _predicted(moment) -> bool:
+    """Ask for the prediction before the run: True once it is made or skipped."""
+    ss, p = st.session_state, moment.predict
+    room = bool(ss.get("instructor"))
+    box = st.empty()  # the question goes away once answered
+    with box.form(f"pred.{moment.id}", border=True):
+        st.markdown(f"**{t('pred.room' if room else 'pred.title')}** {p[lang()]}")
+        if p["kind"] == "number":
+            raw = st.text_input(t("pred.number"), key=f"pred.{moment.id}.value")
+        else:
+            raw = st.radio(t("pred.choice"), p["choices"], format_func=lambda c: t(f"pred.choice.{c}"), index=None,
+                           key=f"pred.{moment.id}.value", horizontal=True)
+        c = st.columns([2, 1, 4])
+        go, skip = c[0].form_submit_button(t("pred.run"), type="primary"), c[1].form_submit_button(t("pred.skip"))
+    if skip:
+        ss.get("predictions", {}).pop(moment.id, None)
+        box.empty()
+        return True
+    if go:
+        if predictions.record(ss.setdefault("predictions", {}), moment, raw, by_room=room):
+            box.empty()
+            return True
+        st.error(t("pred.not_number" if p["kind"] == "number" else "pred.pick"))
+    return False
+
+
+def reveal(page_id: str, runs) -> None:
+    """After the active moment's runs: the prediction next to what the engine measured."""
+    pid = st.session_state.get(f"{page_id}.moment")
+    made = predictions.made(st.session_state.get("predictions", {}), pid) if pid else None
+    if not made or not runs or not all(r.done for r in runs):
+        return
+    value = predictions.measured(all_moments()[pid], {r.label: r.summary() for r in runs})
+    if value is None:
+        return
+    shown = (lambda v: t(f"pred.choice.{v}")) if isinstance(value, str) else (lambda v: f"{v:.3g}")
+    st.info(t("pred.reveal", who=t("pred.room_said" if made.by_room else "pred.you_said"),
+              guess=shown(made.value), measured=shown(value)), icon="🔮")
 
 
 def narration(page_id: str) -> None:

@@ -181,6 +181,8 @@ def summary_rows(runs: list[LiveRun]) -> list[dict]:
                t("sum.fairness"): _fmt(s["fairness_jain"], ".2f"), t("sum.preemptions"): s["preemptions"]}
         for cls, d in s["by_class"].items():
             row[f"TTFT p50 · {cls}"] = _fmt(d["ttft_steps"]["p50"])
+            if d.get("slo_attainment") is not None:
+                row[f"SLO · {cls}"] = _fmt(100 * d["slo_attainment"], ".0f", "%")
         rows.append(row)
     return rows
 

@@ -163,6 +163,10 @@ def _presets() -> dict[str, Workload]:
         "support-bot-vs-batch": Workload("support-bot-vs-batch", (support, bulk), engine_hints={"max_num_seqs": 8}),
         "uniform": Workload("uniform", (RequestClassSpec("uniform", 32, Lengths("fixed", 32), Lengths("fixed", 64)),),
                             engine_hints={"max_num_seqs": 8}),
+        # the same requests arriving over time: hole 2 (newcomers wait for the whole batch) without hole 1
+        "online-uniform": Workload("online-uniform", (RequestClassSpec(
+            "uniform", 32, Lengths("fixed", 32), Lengths("fixed", 64), Arrivals("poisson", rate=0.1)),),
+            engine_hints={"max_num_seqs": 8}),
         "high-variance": Workload("high-variance", (RequestClassSpec(
             "mixed", 64, Lengths("uniform", low=16, high=64), Lengths("exponential", 64, 4, 384)),),
             engine_hints={"max_num_seqs": 16}),

@@ -1,0 +1,56 @@
+"""A numeric question grades against the run the student saw: open the question's experiment on its lab
+page, read the figure from the page's own results table, type it into the quiz, and it is correct.
+(Before issue 11 the page and the quiz measured different runs: 607.5 on the page, 491 in the quiz.)"""
+import pytest
+import yaml
+
+from lessons import load_quiz, run_spec
+from tests.test_app_teaching import ROOT, page
+from ui.nav import SECTIONS
+
+PAGE_FILES = {url: path for entries in SECTIONS.values() for url, path, _, _ in entries}
+STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+# where each metric sits in the lab pages' results tables (column headers in English)
+COLUMNS = {"steps": STRINGS["sum.steps"]["en"], "slot_utilisation": STRINGS["sum.slot_util"]["en"],
+           "throughput_tok_per_step": STRINGS["sum.tok_per_step"]["en"],
+           "kv_waste_share": STRINGS["sum.kv_waste"]["en"],
+           "by_class.chat.ttft_steps.p50": "TTFT p50 · chat", "by_class.support.slo_attainment": "SLO · support"}
+NUMERIC = [q for q in load_quiz("en") if q.type == "numeric"]
+
+
+def _row_label(spec: dict) -> str:
+    if spec["page"] == "paged-kv":
+        return STRINGS[f"kv.v.{spec['label']}"]["en"]
+    return spec["label"]
+
+
+def _figure_on_page(at, spec: dict, metric: str) -> str:
+    column = COLUMNS[metric]
+    run_col = STRINGS["sum.run"]["en"]
+    for frame in at.dataframe:
+        df = frame.value
+        if column in df.columns and run_col in df.columns:
+            row = df[df[run_col] == _row_label(spec)]
+            assert len(row) == 1, (spec, list(df[run_col]))
+            return str(row[column].iloc[0])
+    raise AssertionError(f"no results table with {column!r} on {spec['page']}")
+
+
+@pytest.mark.parametrize("q", NUMERIC, ids=[q.id for q in NUMERIC])
+def test_the_figure_the_lab_page_shows_is_the_one_the_quiz_accepts(q):
+    spec = run_spec(q)
+    assert q.link["moment"] == spec["moment"]  # "see it happen" opens exactly the graded run
+    at = page("pages/quiz.py")
+    at.session_state["pending_moment"] = q.link["moment"]
+    at.switch_page(PAGE_FILES[spec["page"]]).run()
+    next(b for b in at.button if b.label == STRINGS["pred.skip"]["en"]).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    figure = _figure_on_page(at, spec, q.metric)
+
+    at.switch_page("pages/quiz.py").run()
+    at.session_state["quiz.index"] = at.session_state["quiz.order"].index(q.id)
+    at.run()
+    assert any(s.value.startswith("Graded against the run you watched") for s in at.success)
+    at.text_input(key=f"quiz.q.{q.id}").input(figure)
+    next(b for b in at.button if b.key == f"quiz.q.{q.id}.submit").click().run()
+    assert any(s.value == "Correct." for s in at.success), (q.id, figure, [e.value for e in at.caption])
