@@ -5,9 +5,13 @@ survive every click and reload, and while a run plays the picture is on the firs
 Screenshots: tests/artifacts/lecture-*.png (every lab page, zh and en, instructor mode on, 1440x900)."""
 import re
 import time
+from pathlib import Path
 
 import pytest
+import yaml
 from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
+
+STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "strings.yaml").read_text(encoding="utf-8"))
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 SIZES = [(1440, 900), (1280, 720)]
@@ -36,6 +40,17 @@ def assert_state(page, lang: str, where: str) -> None:
     assert_no_errors(page)
 
 
+def run_moment(page, lab: str) -> None:
+    """After a lecture moment's button: skip its prediction question (if it asks one), wait for the run."""
+    wait_idle(page)
+    skip = page.locator('[data-testid="stMain"] button').filter(
+        has_text=re.compile("^(" + "|".join(STRINGS["pred.skip"].values()) + ")$"))
+    if skip.count():
+        skip.first.click()
+    page.wait_for_selector(f".st-key-{lab}-frame-counter", timeout=300_000)
+    wait_idle(page)
+
+
 def click_and_wait(page, locator) -> None:
     locator.first.click()
     time.sleep(0.5)
@@ -49,7 +64,7 @@ def test_language_and_instructor_mode_survive_every_click_and_reload(browser, se
     page.wait_for_selector("h1", timeout=60_000)
     wait_idle(page)
     assert language_of(page) == lang
-    page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').first.click()  # instructor mode
+    page.locator(".st-key-instructor-widget label").first.click()  # instructor mode
     wait_idle(page)
     assert_state(page, lang, "home")
     click_and_wait(page, page.locator(".st-key-home-start button"))
@@ -59,8 +74,9 @@ def test_language_and_instructor_mode_survive_every_click_and_reload(browser, se
         assert_state(page, lang, f"lesson after Next x{n + 1}")
     lesson_url = page.url
     click_and_wait(page, page.locator('[data-testid="stMain"] button:has-text("🎓")'))
-    page.wait_for_selector("[class*='-frame-counter']", timeout=300_000)
+    lab = page.url.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
     assert page.url.split("?")[0] != lesson_url.split("?")[0], "the lecture moment did not open its lab page"
+    run_moment(page, lab)
     assert_state(page, lang, "a lecture moment's lab page")
     page.locator('[data-testid="stSidebarNav"] a[href*="quiz"]').click()
     page.wait_for_selector(".st-key-quiz-restart", timeout=60_000)
@@ -133,7 +149,7 @@ def scroll_to_top(page) -> None:
 
 
 def toggle_instructor(page) -> None:
-    page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]').first.click()
+    page.locator(".st-key-instructor-widget label").first.click()
     wait_idle(page)
 
 
@@ -147,8 +163,7 @@ def test_while_playing_the_picture_is_on_the_first_screen_and_nothing_is_cut(bro
     page.wait_for_selector("h1", timeout=60_000)
     wait_idle(page)
     page.locator(f"[class*='moment-btn-{moment}'] button").first.click()
-    page.wait_for_selector(f".st-key-{lab}-frame-counter", timeout=300_000)
-    wait_idle(page)
+    run_moment(page, lab)
     for lang in ("zh", "en"):
         if lang == "en":
             page.locator('[data-testid="stSidebar"]').get_by_text("English", exact=True).click()
