@@ -68,7 +68,8 @@ class StepSnapshot:
     admitted: tuple[str, ...] = ()
     preempted: tuple[str, ...] = ()
     finished: tuple[str, ...] = ()
-    rejected: FrozenDict = field(default_factory=FrozenDict)  # request id -> reason
+    rejected: FrozenDict = field(default_factory=FrozenDict)  # request id -> reason (English)
+    rejection_codes: FrozenDict = field(default_factory=FrozenDict)  # request id -> {code, params}
     blocked: FrozenDict = field(default_factory=FrozenDict)  # head of the queue -> slots/budget/memory/fragmentation
     blocks_swapped_out: int = 0
     blocks_swapped_in: int = 0
@@ -107,7 +108,7 @@ class StepSnapshot:
         d["batch"] = tuple(ScheduledView(**b) for b in d["batch"])
         d["requests"] = FrozenDict({k: RequestView(**v) for k, v in d["requests"].items()})
         d["block_tables"] = FrozenDict({k: tuple(v) for k, v in d["block_tables"].items()})
-        for name in ("emitted", "rejected", "blocked"):
+        for name in ("emitted", "rejected", "rejection_codes", "blocked"):
             d[name] = FrozenDict(d.get(name, {}))
         for f in dataclasses.fields(cls):
             if isinstance(d.get(f.name), list):
@@ -153,5 +154,7 @@ def capture(step: int, time_s: float, step_time_s: float, model_time_s: float, s
         requests=FrozenDict({r.request_id: request_view(r) for r in [*live, *finished, *rejected]}),
         emitted=FrozenDict(sampled), arrived=tuple(arrived), admitted=tuple(out.admitted),
         preempted=tuple(out.preempted), finished=tuple(r.request_id for r in finished),
-        rejected=FrozenDict({r.request_id: r.error for r in rejected}), blocked=FrozenDict(out.blocked),
+        rejected=FrozenDict({r.request_id: r.error for r in rejected}),
+        rejection_codes=FrozenDict({r.request_id: {"code": r.error_code, "params": r.error_params} for r in rejected}),
+        blocked=FrozenDict(out.blocked),
         blocks_swapped_out=len(ops.swap_out), blocks_swapped_in=len(ops.swap_in), blocks_copied=len(ops.copy))

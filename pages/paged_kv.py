@@ -42,7 +42,7 @@ runs = experiments.runs(PAGE)
 if not runs:
     st.info(t("ctl.press_run"))
 else:
-    experiments.explain_rejections(runs)
+    experiments.explain_rejections(runs, PAGE)
     refusals = [(run.label, i) for run in runs if (i := views.first_refusal(run)) is not None]
     if refusals:
         label, frame = refusals[0]

@@ -53,7 +53,7 @@ elif q.type == "ordering":
     answer = st.multiselect(t("quiz.order_items"), shuffled_items(q, ss["quiz.seed"]), key=key)
 else:
     spec = run_spec(q)
-    st.caption(t("quiz.numeric_help", moment=spec["moment"], settings=", ".join(f"{k}={v}" for k, v in spec["settings"].items()) or "—"))
+    st.caption(t("quiz.numeric_help", moment=moments.title(spec["moment"]), settings=", ".join(f"{k}={v}" for k, v in spec["settings"].items()) or "—"))
     if st.button(t("quiz.run"), key=f"{key}.run"):
         summary = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"])
         if summary is not None:
@@ -89,7 +89,7 @@ if result is not None:
         st.markdown(f"**{t('quiz.expected')}** {expected}")
     st.info(result.explanation)
     link = q.link
-    if st.button(t("quiz.see", target=link.get("moment") or link["page"]), key=f"{key}.link"):
+    if st.button(t("quiz.see", target=moments.title(link["moment"]) if link.get("moment") else moments.page_title(link["page"])), key=f"{key}.link"):
         moments.open_moment(link["moment"]) if link.get("moment") else nav.go(link["page"])
 
 if len(results) == len(order):

@@ -5,7 +5,7 @@ import streamlit as st
 
 from engine.experiment import LiveRun
 from engine.metrics import free_runs, kv_split
-from ui.i18n import labels, lang, t
+from ui.i18n import class_name, labels, lang, run_name, t
 from ui.live_chart import live_chart
 from ui.style import scaled
 from viz.blocks import block_pool
@@ -94,7 +94,7 @@ def metrics_panel(run: LiveRun, frame: int) -> None:
     row[3].metric(t("m.finished"), f"{m['finished']} / {len(run.recorder.requests)}")
     if m["classes"]:  # a Markdown table: far cheaper to redraw 10 times a second than a data grid
         head = [t("m.class"), t("m.ttft_p50"), t("m.ttft_p95"), t("m.ttft_p50_ms"), t("m.slo")]
-        rows = [[cls, _fmt(c["ttft_p50_steps"]), _fmt(c["ttft_p95_steps"]), _fmt(c["ttft_p50_ms"]),
+        rows = [[class_name(cls), _fmt(c["ttft_p50_steps"]), _fmt(c["ttft_p95_steps"]), _fmt(c["ttft_p50_ms"]),
                  _fmt(None if c["slo_attainment"] is None else 100 * c["slo_attainment"], ".0f", "%")]
                 for cls, c in m["classes"].items()]
         st.markdown("\n".join("| " + " | ".join(map(str, r)) + " |" for r in [head, ["---"] * len(head), *rows]))
@@ -152,7 +152,7 @@ def summary_rows(runs: list[LiveRun]) -> list[dict]:
     rows = []
     for run in runs:
         s = run.summary()
-        row = {t("sum.run"): run.label, t("sum.steps"): s["steps"], t("sum.tok_per_s"): _fmt(s["throughput_tok_per_s"], ".0f"),
+        row = {t("sum.run"): run_name(run.label), t("sum.steps"): s["steps"], t("sum.tok_per_s"): _fmt(s["throughput_tok_per_s"], ".0f"),
                t("sum.tok_per_step"): _fmt(s["throughput_tok_per_step"], ".2f"),
                t("sum.ttft_p50"): _fmt(s["latency"]["ttft_steps"]["p50"]),
                t("sum.ttft_p95"): _fmt(s["latency"]["ttft_steps"]["p95"]),
@@ -160,7 +160,7 @@ def summary_rows(runs: list[LiveRun]) -> list[dict]:
                t("sum.kv_waste"): _fmt(100 * s["kv_waste_share"], ".1f", "%"),
                t("sum.fairness"): _fmt(s["fairness_jain"], ".2f"), t("sum.preemptions"): s["preemptions"]}
         for cls, d in s["by_class"].items():
-            row[f"TTFT p50 · {cls}"] = _fmt(d["ttft_steps"]["p50"])
+            row[t("sum.ttft_p50_class", cls=class_name(cls))] = _fmt(d["ttft_steps"]["p50"])
         rows.append(row)
     return rows
 

@@ -41,8 +41,10 @@ def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:
     return fig
 
 
-def class_boxes(runs: dict[str, list[dict]], metric: str, labels: dict, height: int = 320) -> go.Figure:
-    """Per-class distributions of one per-request metric, one group of boxes per run."""
+def class_boxes(runs: dict[str, list[dict]], metric: str, labels: dict, height: int = 320,
+                names: dict[str, str] | None = None) -> go.Figure:
+    """Per-class distributions of one per-request metric, one group of boxes per run.
+    names: class -> the name shown in the legend (colours stay keyed by the class itself)."""
     classes = sorted({m["request_class"] for rows in runs.values() for m in rows})
     fig = go.Figure()
     for cls in classes:
@@ -51,19 +53,19 @@ def class_boxes(runs: dict[str, list[dict]], metric: str, labels: dict, height: 
             values = [m[metric] for m in rows if m["request_class"] == cls and m[metric] is not None]
             xs += [run_name] * len(values)
             ys += values
-        fig.add_trace(go.Box(x=xs, y=ys, name=cls, marker_color=class_color(cls, classes), boxpoints="outliers"))
+        fig.add_trace(go.Box(x=xs, y=ys, name=(names or {}).get(cls, cls), marker_color=class_color(cls, classes), boxpoints="outliers"))
     fig.update_layout(boxmode="group", height=height, margin=dict(l=50, r=10, t=20, b=40), uirevision="boxes",
                       yaxis=dict(title=labels[metric], rangemode="tozero"), legend=dict(orientation="h", y=1.1))
     return fig
 
 
 def grouped_bars(values: dict[str, dict[str, float | None]], labels: dict, y_title: str, percent: bool = False,
-                 height: int = 280) -> go.Figure:
-    """values: run -> {class or metric -> value}."""
+                 height: int = 280, names: dict[str, str] | None = None) -> go.Figure:
+    """values: run -> {class or metric -> value}; names: class or metric -> the name in the legend."""
     keys = sorted({k for d in values.values() for k in d})
     fig = go.Figure()
     for key in keys:
-        fig.add_trace(go.Bar(x=list(values), y=[d.get(key) for d in values.values()], name=key,
+        fig.add_trace(go.Bar(x=list(values), y=[d.get(key) for d in values.values()], name=(names or {}).get(key, key),
                              marker_color=class_color(key, keys)))
     fig.update_layout(barmode="group", height=height, margin=dict(l=50, r=10, t=20, b=40), uirevision="bars",
                       yaxis=dict(title=y_title, tickformat=".0%" if percent else None, rangemode="tozero"),
