@@ -41,6 +41,8 @@ index = min(ss["quiz.index"], len(order) - 1)
 q = questions[order[index]]
 key = f"quiz.q.{q.id}"
 st.subheader(t("quiz.question", i=index + 1, n=len(order)) + (" · 🔁" if q.self_check else ""))
+if q.self_check:
+    st.caption(t("quiz.self_check_note"))
 st.markdown(q.prompt)
 
 answer = None

@@ -22,7 +22,7 @@ VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", 
                "blocked", "waiting_since", "why_slots", "why_budget", "why_memory", "why_fragmentation", "waiting",
                "running", "finished", "block", "slots_filled", "shared_by", "free", "free_cached", "logical",
                "physical", "logical_block", "token_states", "reserved", "internal_fragmentation",
-               "external_fragmentation")
+               "external_fragmentation", "queue_more")
 
 
 def animating() -> bool:
@@ -142,6 +142,17 @@ def refusal_note(run: LiveRun, frame: int) -> None:
             need = -(-(view.num_prompt_tokens + view.max_tokens) // snap.block_size)
             st.warning(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
                          largest=max(free_runs(snap.block_ref_count), default=0)))
+
+
+def peak_blocks(run: LiveRun) -> int:
+    """The most KV blocks in use at any step: the memory this run needed."""
+    return max((s.num_used_blocks for s in run.snapshots), default=0)
+
+
+def blocks_saved_by_sharing(run: LiveRun) -> int:
+    """At the step where sharing saved most: blocks that would have been separate copies (each extra
+    reference to a shared block is one block not allocated)."""
+    return max((sum(r - 1 for r in s.block_ref_count if r > 1) for s in run.snapshots), default=0)
 
 
 def first_refusal(run: LiveRun) -> int | None:
