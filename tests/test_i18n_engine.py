@@ -103,3 +103,10 @@ def test_the_playground_runs_with_the_max_num_seqs_it_shows():
     at.number_input(key="playground.max_num_seqs").set_value(8).run()  # back to the engine's default
     press_run(at, "en")
     assert "max_num_seqs 8 ·" in " ".join(c.value for c in at.caption)
+
+
+def test_outputs_capped_by_max_model_len_get_a_visible_note():
+    at = app("en", **{"playground.workload": "uniform", "playground.scale": 0.25, "playground.max_model_len": 64})
+    press_run(at, "en")  # 8 requests of prompt 32 + max_tokens 64: each stops at 64 tokens
+    note = STRINGS["pg.capped"]["en"].format(n=8, max_model_len=64)
+    assert note in [i.value for i in at.info]
