@@ -20,8 +20,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 PAGES = ["", "lesson-overview", "lesson-mechanisms-myths", "why-batch", "static-vs-continuous", "paged-kv", "policies",
          "tasks", "quiz", "playground"]  # "": home, the default page
-PLAYERS = {"static-vs-continuous": "🎓 fixed-batch-holes", "paged-kv": "🎓 contiguous-vs-paged",
-           "policies": "🎓 support-bot-sla", "playground": "Run"}
+PLAYERS = {"static-vs-continuous": "🎓 Holes in a fixed batch", "paged-kv": "🎓 Contiguous vs paged",
+           "policies": "🎓 The support bot's SLA", "playground": "Run"}
 
 
 def free_port() -> int:
