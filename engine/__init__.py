@@ -10,8 +10,8 @@ from engine.core.contiguous import blocks_to_reserve
 from engine.core.llm_engine import LLMEngine, planned_runtime, runtime_of
 from engine.core.request import SLO, FinishReason, Request
 from engine.core.snapshot import RequestView, StepSnapshot, StepStats
-from engine.lab.experiment import (LiveRun, RunResult, engine_config_for, measure_decode, run_requests,
-                                   workload_requests)
+from engine.lab.experiment import (LiveRun, RunResult, engine_config_for, measure_batch_curve, measure_decode,
+                                   run_requests, workload_requests)
 from engine.lab.metrics import free_runs, kv_split, kv_timeline, request_metrics, summarize
 from engine.lab.trace import Trace, TraceError, TraceRequest, read_trace, write_trace
 from engine.lab.workload import PRESETS, Arrivals, Lengths, RequestClassSpec, Workload, preset
@@ -32,6 +32,7 @@ __all__ = [
     "load_model", "LoadedModel", "MODEL_CHOICES", "cache_root",
     # the lab: workloads, runs, traces, metrics
     "Workload", "RequestClassSpec", "Arrivals", "Lengths", "PRESETS", "preset", "LiveRun", "RunResult",
-    "run_requests", "engine_config_for", "workload_requests", "measure_decode", "Trace", "TraceRequest",
+    "run_requests", "engine_config_for", "workload_requests", "measure_decode", "measure_batch_curve",
+    "Trace", "TraceRequest",
     "TraceError", "read_trace", "write_trace", "summarize", "request_metrics", "kv_split", "kv_timeline", "free_runs",
 ]

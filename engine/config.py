@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.core.policy import POLICIES
+from engine.messages import EngineError
 
 
 def cdiv(a: int, b: int) -> int:
@@ -14,7 +15,7 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-class ConfigError(ValueError):
+class ConfigError(EngineError):
     """A configuration that cannot work; the message says what to change."""
 
 
@@ -42,9 +43,7 @@ class ModelConfig:
         if self.head_dim == 0:
             object.__setattr__(self, "head_dim", self.hidden_size // self.num_attention_heads)
         if self.num_attention_heads % self.num_key_value_heads:
-            raise ConfigError(
-                f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
-                f"num_key_value_heads ({self.num_key_value_heads}) for grouped-query attention")
+            raise ConfigError("config.gqa_heads", heads=self.num_attention_heads, kv_heads=self.num_key_value_heads)
 
     @property
     def eos_token_ids(self) -> tuple[int, ...]:
@@ -60,7 +59,7 @@ class ModelConfig:
         missing = [k for k in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
                                "num_attention_heads") if k not in d]
         if missing:
-            raise ConfigError(f"config.json lacks {', '.join(missing)}")
+            raise ConfigError("config.json_lacks", fields=", ".join(missing))
         d = dict(d)
         if d.get("model_type") == "qwen2":
             d.setdefault("attention_bias", True)
@@ -135,41 +134,38 @@ class EngineConfig:
     extra: dict = field(default_factory=dict)
 
     def validate(self, model_config: ModelConfig | None = None) -> "EngineConfig":
-        def need(cond: bool, msg: str):
+        def need(cond: bool, code: str, **params):
             if not cond:
-                raise ConfigError(msg)
+                raise ConfigError(code, **params)
 
-        need(isinstance(self.block_size, int) and 1 <= self.block_size <= 256,
-             f"block_size must be an integer from 1 to 256 (got {self.block_size!r})")
-        need(isinstance(self.max_num_seqs, int) and self.max_num_seqs >= 1,
-             f"max_num_seqs must be at least 1 (got {self.max_num_seqs!r}): with no slots nothing can run")
+        need(isinstance(self.block_size, int) and 1 <= self.block_size <= 256, "config.block_size",
+             value=self.block_size)
+        need(isinstance(self.max_num_seqs, int) and self.max_num_seqs >= 1, "config.max_num_seqs",
+             value=self.max_num_seqs)
         need(isinstance(self.max_num_batched_tokens, int) and self.max_num_batched_tokens >= 1,
-             f"max_num_batched_tokens must be at least 1 (got {self.max_num_batched_tokens!r})")
+             "config.max_num_batched_tokens", value=self.max_num_batched_tokens)
         need(self.num_blocks is None or (isinstance(self.num_blocks, int) and self.num_blocks >= 1),
-             f"num_blocks must be a positive integer (got {self.num_blocks!r})")
-        need(self.long_prefill_token_threshold >= 0,
-             f"long_prefill_token_threshold must be 0 (off) or positive (got {self.long_prefill_token_threshold})")
-        need(self.max_wait_steps >= 0, f"max_wait_steps must be 0 or more (got {self.max_wait_steps})")
-        need(self.priority_aging_steps >= 1,
-             f"priority_aging_steps must be at least 1 (got {self.priority_aging_steps})")
+             "config.num_blocks", value=self.num_blocks)
+        need(self.long_prefill_token_threshold >= 0, "config.long_prefill_token_threshold",
+             value=self.long_prefill_token_threshold)
+        need(self.max_wait_steps >= 0, "config.max_wait_steps", value=self.max_wait_steps)
+        need(self.priority_aging_steps >= 1, "config.priority_aging_steps", value=self.priority_aging_steps)
         for name, allowed in (("batcher", BATCHERS), ("policy", POLICIES), ("kv_layout", KV_LAYOUTS),
                               ("preemption_mode", PREEMPTION_MODES), ("attention_backend", BACKENDS),
                               ("contiguous_reserve", ("max_tokens", "max_model_len"))):
             value = getattr(self, name)
-            need(value in allowed, f"{name} must be one of {', '.join(allowed)} (got {value!r})")
-        need(self.dtype in DTYPE_NAMES, f"dtype must be one of {', '.join(DTYPE_NAMES)} (got {self.dtype!r})")
+            need(value in allowed, "config.one_of", name=name, allowed=", ".join(allowed), value=value)
+        need(self.dtype in DTYPE_NAMES, "config.dtype", value=self.dtype)
         need(isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")),
-             f"device must be auto, cpu or cuda[:N] (got {self.device!r})")
+             "config.device", value=self.device)
         if model_config is not None:
             if self.max_model_len is None:
                 self.max_model_len = model_config.max_position_embeddings
-            need(1 <= self.max_model_len <= model_config.max_position_embeddings,
-                 f"max_model_len must be between 1 and the model's context "
-                 f"({model_config.max_position_embeddings}), got {self.max_model_len}")
+            need(1 <= self.max_model_len <= model_config.max_position_embeddings, "config.max_model_len",
+                 context=model_config.max_position_embeddings, value=self.max_model_len)
         if not self.enable_chunked_prefill and self.max_model_len is not None:
-            need(self.max_num_batched_tokens >= self.max_model_len,
-                 f"without chunked prefill, max_num_batched_tokens ({self.max_num_batched_tokens}) must be at "
-                 f"least max_model_len ({self.max_model_len}) so that the longest prompt fits one step")
+            need(self.max_num_batched_tokens >= self.max_model_len, "config.budget_below_max_model_len",
+                 budget=self.max_num_batched_tokens, max_model_len=self.max_model_len)
         return self
 
     def blocks_per_seq(self) -> int:

@@ -18,13 +18,13 @@ class SamplingParams:
 
     def __post_init__(self):
         if self.temperature < 0:
-            raise ConfigError(f"temperature must be >= 0 (got {self.temperature})")
+            raise ConfigError("sampling.temperature", value=self.temperature)
         if not 0 < self.top_p <= 1:
-            raise ConfigError(f"top_p must be in (0, 1] (got {self.top_p})")
+            raise ConfigError("sampling.top_p", value=self.top_p)
         if self.top_k < 0:
-            raise ConfigError(f"top_k must be 0 (off) or positive (got {self.top_k})")
+            raise ConfigError("sampling.top_k", value=self.top_k)
         if self.max_tokens < 1:
-            raise ConfigError(f"max_tokens must be at least 1 (got {self.max_tokens})")
+            raise ConfigError("sampling.max_tokens", value=self.max_tokens)
         object.__setattr__(self, "stop_token_ids", tuple(self.stop_token_ids))
 
     @property

@@ -17,7 +17,7 @@ st.subheader(t("home.moments"))
 cols = st.columns(3)
 for i, p in enumerate(moments.all_moments().values()):
     with cols[i % 3].container(border=True):
-        st.markdown(f"**🎓 {p.id}** · `{p.page}`")
+        st.markdown(f"**🎓 {moments.title(p.id)}** · {moments.page_title(p.page)}")
         st.caption(p.narration[lang()])
         if st.button(t("home.open"), key=f"home.open.{p.id}"):
             moments.open_moment(p.id)

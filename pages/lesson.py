@@ -26,7 +26,7 @@ def render(lesson_id: str) -> None:
         for pid in lesson.experiments:
             p = moments.all_moments()[pid]
             c = st.columns([2, 6], vertical_alignment="center")
-            if c[0].button(f"🎓 {pid}", key=f"lesson.{lesson_id}.{pid}", width="stretch"):
+            if c[0].button(f"🎓 {moments.title(pid)}", key=f"lesson.{lesson_id}.{pid}", width="stretch"):
                 moments.open_moment(pid)
             c[1].caption(p.narration[lang()])
     st.divider()

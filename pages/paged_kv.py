@@ -18,6 +18,7 @@ if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
     ss[f"{PAGE}.left"], ss[f"{PAGE}.right"] = pending.compare
     ss[f"{PAGE}.prefix"] = bool(pending.settings.get("enable_prefix_caching", False))
+    ss[f"{PAGE}.blocks"] = int(pending.settings.get("num_blocks") or 0)
 
 with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 2.5, 2.5], vertical_alignment="bottom")
@@ -35,6 +36,8 @@ if run_clicked or pending:
     if not pending:
         moments.clear(PAGE)
     common = {"enable_prefix_caching": prefix, "block_size": block_size, "num_blocks": blocks or None}
+    if pending:  # the moment's other settings (max_num_seqs ...) hold for its own run
+        common |= {k: v for k, v in pending.settings.items() if k not in common}
     experiments.start(PAGE, workload, [(v, VARIANTS[v]) for v in (left, right)], seed=ss[f"{PAGE}.seed"], live=live,
                       common=common)
 
@@ -42,7 +45,7 @@ runs = experiments.runs(PAGE)
 if not runs:
     st.info(t("ctl.press_run"))
 else:
-    experiments.explain_rejections(runs)
+    experiments.explain_rejections(runs, PAGE)
     selected = ss.get(f"{PAGE}.selected") or None
 
     def render(frame: int) -> None:
@@ -66,10 +69,13 @@ else:
     if all(r.done for r in runs):
         st.subheader(t("kv.summary"))
         st.dataframe([{t("sum.run"): t(f"kv.v.{r.label}"), t("sum.kv_waste"): f"{100 * s['kv_waste_share']:.1f}%",
-                       t("kv.peak"): f"{100 * s['kv_peak_used_share']:.0f}%", t("kv.max_concurrent"): s["max_concurrent"],
+                       t("kv.peak"): f"{100 * s['kv_peak_used_share']:.0f}%",
+                       t("kv.peak_blocks"): views.peak_blocks(r), t("kv.shared_saved"): views.blocks_saved_by_sharing(r),
+                       t("kv.max_concurrent"): s["max_concurrent"], t("sum.tok_per_step"): f"{s['throughput_tok_per_step']:.2f}",
                        t("kv.refusals"): s["admissions_refused_by_fragmentation"],
                        t("sum.preemptions"): s["preemptions"], t("kv.recomputed"): s["recomputed_tokens"],
                        t("kv.swapped"): s["blocks_swapped"], t("kv.cached_tokens"): s["prefix_cached_tokens"],
                        t("sum.steps"): s["steps"]}
                       for r in runs for s in [r.summary()]], hide_index=True)
+        st.caption(t("kv.summary_note"))
         views.save_runs(runs, PAGE)

@@ -1,10 +1,12 @@
 """Playground: every engine knob and workload parameter, trace upload and replay, run history, downloads."""
+import dataclasses
+
 import streamlit as st
 
 from engine import PRESETS, ConfigError, TraceError, preset, read_trace
 from ui import downloads, experiments, views
-from ui.i18n import choice, labels, t
-from ui.knobs import engine_knobs
+from ui.i18n import choice, engine_message, labels, run_name, t
+from ui.knobs import apply_hints, engine_knobs
 from ui.player import player
 from ui.workload_editor import editor, to_workload
 from viz.charts import history_chart
@@ -26,8 +28,11 @@ if source == "preset":
     name = choice(c[0].selectbox, t("ctl.workload"), list(PRESETS), f"{PAGE}.workload", "wl.")
     scale = c[2].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 2.0, 4.0], 1.0, key=f"{PAGE}.scale")
     workload = preset(name).scaled(scale)
+    apply_hints(PAGE, name, workload.engine_hints)
     if workload.engine_hints:
-        st.caption(t("pg.hints", hints=", ".join(f"{k}={v}" for k, v in workload.engine_hints.items())))
+        st.caption(t("pg.hints_applied", hints=", ".join(f"{k}={v}" for k, v in workload.engine_hints.items())))
+    # The knobs now carry the suggestions; the run uses the knobs alone, exactly as shown.
+    workload = dataclasses.replace(workload, engine_hints={})
 elif source == "custom":
     st.caption(t("pg.custom_help"))
     rows = editor(f"{PAGE}.classes")
@@ -36,7 +41,7 @@ elif source == "custom":
     try:
         workload = to_workload(rows, prefix_tokens, temperature)
     except ConfigError as e:
-        st.error(t("err.workload", msg=str(e)))
+        st.error(t("err.workload", msg=engine_message(e)))
 else:
     upload = st.file_uploader(t("pg.upload"), type=["jsonl", "json", "txt"], key=f"{PAGE}.upload")
     if upload is not None:
@@ -46,7 +51,7 @@ else:
             trace = ss[f"{PAGE}.trace"]
         except TraceError as e:
             ss.pop(f"{PAGE}.trace_id", None)
-            st.error(t("err.trace", msg=str(e)))
+            st.error(t("err.trace", msg=engine_message(e)))
         else:
             st.success(t("pg.trace_ok", requests=len(trace.requests), frames=len(trace.snapshots),
                          model=trace.header.get("model", "?")))
@@ -72,11 +77,15 @@ if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workloa
 runs = experiments.runs(PAGE)
 if runs:
     run = runs[0]
-    experiments.explain_rejections(runs)
+    experiments.explain_rejections(runs, PAGE)
     cfg = run.config
     st.caption(t("pg.running_config", name=ss.get(f"{PAGE}.name", run.label), batcher=cfg.batcher, policy=cfg.policy,
                  kv=cfg.kv_layout, seqs=cfg.max_num_seqs, blocks=cfg.num_blocks, bs=cfg.block_size,
                  budget=cfg.max_num_batched_tokens))
+    capped = sum(1 for r in run.recorder.requests.values()
+                 if r.num_prompt_tokens + r.sampling_params.max_tokens > cfg.max_model_len)
+    if capped:
+        st.info(t("pg.capped", n=capped, max_model_len=cfg.max_model_len))
 
     def render(frame: int) -> None:
         left, right = st.columns([3, 2])
@@ -95,10 +104,10 @@ if runs:
         if not history or history[-1]["_run"] is not run:
             s = run.summary()
             history.append({"_run": run, "name": name, "batcher": cfg.batcher, "policy": cfg.policy, "kv": cfg.kv_layout,
-                            "steps": s["steps"], "tok/s": s["throughput_tok_per_s"], "tok/step": s["throughput_tok_per_step"],
-                            "TTFT p50 (steps)": s["latency"]["ttft_steps"]["p50"],
-                            "TTFT p95 (steps)": s["latency"]["ttft_steps"]["p95"],
-                            "KV waste": s["kv_waste_share"], "fairness": s["fairness_jain"], "preemptions": s["preemptions"]})
+                            "steps": s["steps"], "tok_per_s": s["throughput_tok_per_s"],
+                            "tok_per_step": s["throughput_tok_per_step"], "ttft_p50": s["latency"]["ttft_steps"]["p50"],
+                            "ttft_p95": s["latency"]["ttft_steps"]["p95"], "kv_waste": s["kv_waste_share"],
+                            "fairness": s["fairness_jain"], "preemptions": s["preemptions"]})
         st.subheader(t("pg.downloads"))
         st.caption(t("pg.png_hint"))
         lab = labels("metrics_json", "requests_csv", "trace", "figures")
@@ -119,11 +128,15 @@ if runs:
 history = ss[f"{PAGE}.history"]
 if history:
     st.subheader(t("pg.history"))
-    table = [{k: v for k, v in row.items() if not k.startswith("_")} for row in history]
+    named = ("batcher", "policy", "kv")  # values that are run names, translated like the labs' runs
+    table = [{t(f"hist.{k}"): run_name(v) if k in named else v for k, v in row.items() if not k.startswith("_")}
+             for row in history]
     st.dataframe(table, hide_index=True)
-    metric = st.selectbox(t("pg.compare_metric"), [k for k in table[0] if k not in ("name", "batcher", "policy", "kv")],
-                          key=f"{PAGE}.metric")
-    st.plotly_chart(history_chart(table, metric, metric), key=f"{PAGE}.history_chart", config=views.CHART_CONFIG, theme=None)
+    metrics = [k for k in history[0] if not k.startswith("_") and k not in ("name", *named)]
+    metric = choice(st.selectbox, t("pg.compare_metric"), metrics, f"{PAGE}.metric", "hist.")
+    chart_rows = [{"name": row["name"], metric: row[metric]} for row in history]
+    st.plotly_chart(history_chart(chart_rows, metric, t(f"hist.{metric}")), key=f"{PAGE}.history_chart",
+                    config=views.CHART_CONFIG, theme=None)
     c = st.columns([2, 2, 6])
     c[0].download_button(t("pg.history_csv"), lambda: downloads.table_csv(table), "history.csv", "text/csv",
                          key=f"{PAGE}.history_csv", on_click="ignore")

@@ -3,7 +3,7 @@ import streamlit as st
 
 from engine import POLICIES, request_metrics
 from ui import experiments, moments, views
-from ui.i18n import choice, labels, t
+from ui.i18n import choice, class_name, labels, t
 from ui.player import player
 from ui.style import scale_fonts, scaled
 from viz.charts import class_boxes, grouped_bars
@@ -39,7 +39,7 @@ runs = experiments.runs(PAGE)
 if not runs:
     st.info(t("ctl.press_run"))
 else:
-    experiments.explain_rejections(runs)
+    experiments.explain_rejections(runs, PAGE)
 
     st.caption(t("pol.color_note"))
     player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),
@@ -50,14 +50,17 @@ else:
         per_request = {t(f"pol.{r.label}"): [request_metrics(q, r.config.max_num_batched_tokens)
                                              for q in r.recorder.requests.values()] for r in runs}
         lab = labels("queue_steps", "ttft_steps")
+        names = {q.request_class: class_name(q.request_class) for r in runs for q in r.recorder.requests.values()}
         c1, c2 = st.columns(2)
         c1.markdown(f"**{t('pol.wait_dist')}**")
-        c1.plotly_chart(scale_fonts(class_boxes(per_request, "queue_steps", lab, height=scaled(320))), key=f"{PAGE}.box",
+        boxes = class_boxes(per_request, "queue_steps", lab, height=scaled(320), names=names)
+        c1.plotly_chart(scale_fonts(boxes), key=f"{PAGE}.box",
                         config=views.CHART_CONFIG, theme=None)
         slo = {t(f"pol.{r.label}"): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
                                      if d["slo_attainment"] is not None} for r in runs}
         c2.markdown(f"**{t('pol.slo')}**")
-        c2.plotly_chart(scale_fonts(grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320))), key=f"{PAGE}.slo",
+        bars = grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320), names=names)
+        c2.plotly_chart(scale_fonts(bars), key=f"{PAGE}.slo",
                         config=views.CHART_CONFIG, theme=None)
         views.summary_table(runs)
         views.save_runs(runs, PAGE)

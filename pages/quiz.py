@@ -53,6 +53,8 @@ q = questions[order[index]]
 key = f"quiz.q.{q.id}" + (".2" if attempt.tries.get(q.id) else "")  # a fresh widget for the second try
 done, retry = attempt.done(q.id), attempt.awaiting_retry(q.id)
 st.subheader(t("quiz.question", i=index + 1, n=len(order)) + (" · 🔁" if q.self_check else ""))
+if q.self_check:
+    st.caption(t("quiz.self_check_note"))
 st.markdown(q.prompt)
 
 answer = None
@@ -68,7 +70,8 @@ elif q.type == "ordering":
     answer = st.multiselect(t("quiz.order_items"), shuffled_items(q, attempt.seed), key=key, disabled=done)
 else:
     spec = run_spec(q)
-    st.caption(t("quiz.numeric_help", moment=spec["moment"], settings=", ".join(f"{k}={v}" for k, v in spec["settings"].items()) or "—"))
+    settings = ", ".join(f"{k}={v}" for k, v in spec["settings"].items()) or "—"
+    st.caption(t("quiz.numeric_help", moment=moments.title(spec["moment"]), settings=settings))
     c = st.columns([1.5, 2, 4])
     if c[0].button(t("quiz.run"), key=f"quiz.q.{q.id}.run"):
         summary = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"])
@@ -131,7 +134,8 @@ if result is not None and done:
         st.markdown(f"**{t('quiz.expected')}** {expected}")
     st.info(result.explanation)
     link = q.link
-    if st.button(t("quiz.see", target=link.get("moment") or link["page"]), key=f"quiz.q.{q.id}.link"):
+    target = moments.title(link["moment"]) if link.get("moment") else moments.page_title(link["page"])
+    if st.button(t("quiz.see", target=target), key=f"quiz.q.{q.id}.link"):
         moments.open_moment(link["moment"]) if link.get("moment") else nav.go(link["page"])
 elif result is not None and result.message:
     st.caption(result.message)

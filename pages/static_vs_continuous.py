@@ -34,7 +34,7 @@ runs = experiments.runs(PAGE)
 if not runs:
     st.info(t("ctl.press_run"))
 else:
-    experiments.explain_rejections(runs)
+    experiments.explain_rejections(runs, PAGE)
 
     player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"svc.{run.label}")))
     moments.reveal(PAGE, runs)

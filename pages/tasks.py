@@ -104,7 +104,7 @@ for task in tasks:
         st.subheader(("✅ " if checked.get(task.id) else "") + task.title)
         st.markdown(task.prompt)
         moment = task.link.get("moment")
-        if st.button(f"🎓 {moment}" if moment else t("tasks.open"), key=f"tasks.link.{task.id}"):
+        if st.button(f"🎓 {moments.title(moment)}" if moment else t("tasks.open"), key=f"tasks.link.{task.id}"):
             moments.open_moment(moment) if moment else nav.go(task.link["page"])
         if task.id == "compare-batching":
             comparison_table(task)

@@ -1,7 +1,7 @@
 """Lab: why batch? Run the model's decode step at batch sizes 1…64 on this device, now."""
 import streamlit as st
 
-from engine import measure_decode
+from engine import measure_batch_curve
 from ui import moments
 from ui.i18n import labels, t
 from ui.models import get_model
@@ -11,6 +11,7 @@ from viz.charts import batch_curve
 
 PAGE = "why-batch"
 SIZES = (1, 2, 4, 8, 16, 32, 64)
+REPS = 5  # each size measured this often; the chart shows the median and the range
 ss = st.session_state
 
 pending, setup = moments.page_header(PAGE, "wb", {"sizes": list(SIZES)})
@@ -25,11 +26,8 @@ measure = c[2].button(t("wb.measure"), type="primary", key=f"{PAGE}.measure", di
 if (measure or pending) and sizes:
     loaded = get_model(ss.get("model", "tiny"))
     bar = st.progress(0.0, text=t("wb.measuring"))
-    measure_decode(loaded, 1, 2)  # warm-up: first calls pay one-time costs
-    rows = []
-    for i, b in enumerate(sorted(sizes)):
-        rows.append(measure_decode(loaded, b, new_tokens))
-        bar.progress((i + 1) / len(sizes), text=t("wb.measuring_b", b=b))
+    rows = measure_batch_curve(loaded, sizes, new_tokens, REPS,
+                               lambda frac, b: bar.progress(frac, text=t("wb.measuring_b", b=b)))
     bar.empty()
     ss[f"{PAGE}.rows"] = {"model": ss.get("model", "tiny"), "rows": rows}
 
@@ -40,8 +38,10 @@ else:
     rows = result["rows"]
     st.plotly_chart(scale_fonts(batch_curve(rows, labels("tok_per_s", "ms_per_step", "batch_size"), height=scaled(360))),
                     key=f"{PAGE}.curve", config=CHART_CONFIG, theme=None)
+    st.caption(t("wb.reps_note", reps=rows[0].get("reps", 1)))
     base = rows[0]
     st.dataframe([{t("batch_size"): r["batch"], t("tok_per_s"): round(r["tok_per_s"]),
+                   t("wb.tok_range"): f"{r.get('tok_per_s_min', r['tok_per_s']):.0f}–{r.get('tok_per_s_max', r['tok_per_s']):.0f}",
                    t("ms_per_step"): round(r["ms_per_step"], 2),
                    t("wb.speedup"): f"{r['tok_per_s'] / base['tok_per_s']:.1f}×",
                    t("wb.step_cost"): f"{r['ms_per_step'] / base['ms_per_step']:.1f}×"} for r in rows], hide_index=True)

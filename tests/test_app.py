@@ -121,8 +121,8 @@ def test_policies_page_needs_two_policies():
 
 def test_lecture_moment_sets_up_and_runs_its_experiment():
     at = app("en", "pages/paged_kv.py")
-    click(at, "🎓 contiguous-vs-paged")
+    click(at, "🎓 " + STRINGS["moment.name.contiguous-vs-paged"]["en"])
     click(at, "Skip, just run")  # the moment asks for a prediction first (tests/test_predictions.py)
-    assert any("Lecture moment: contiguous-vs-paged" in i.value for i in at.info)
+    assert any("Lecture moment: Contiguous vs paged" in i.value for i in at.info)
     assert frame_counter(at)[1] > 100
     assert any(b.label.startswith("Jump to the first refusal") for b in at.button)

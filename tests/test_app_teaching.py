@@ -2,6 +2,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 from streamlit.testing.v1 import AppTest
 
 from lessons import answers_to_markdown, load_lessons, load_quiz, load_tasks, shown_value
@@ -31,7 +32,8 @@ def test_every_lesson_renders_with_its_experiments(lang):
         at.run()
         assert not at.exception, (lesson.id, [e.value for e in at.exception])
         assert at.title[0].value == lesson.title
-        assert {f"🎓 {p}" for p in lesson.experiments} <= {b.label for b in at.button}
+        titles = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+        assert {f"🎓 {titles[f'moment.name.{p}'][lang]}" for p in lesson.experiments} <= {b.label for b in at.button}
 
 
 def test_mechanism_table_gets_measured_figures():

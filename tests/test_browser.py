@@ -8,8 +8,8 @@ from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, wai
 
 PAGES = ["", "lesson-overview", "lesson-mechanisms-myths", "why-batch", "static-vs-continuous", "paged-kv", "policies",
          "tasks", "quiz", "playground", "glossary"]  # "": home, the default page
-PLAYERS = {"static-vs-continuous": "🎓 fixed-batch-holes", "paged-kv": "🎓 contiguous-vs-paged",
-           "policies": "🎓 support-bot-sla", "playground": "Run"}
+PLAYERS = {"static-vs-continuous": "🎓 Holes in a fixed batch", "paged-kv": "🎓 Contiguous vs paged",
+           "policies": "🎓 The support bot's SLA", "playground": "Run"}
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

@@ -105,7 +105,10 @@ def test_memory_split_and_static_charts_are_valid(run):
 def test_html_views_escape_and_show_the_queue(run):
     snap = next(s for s in run.snapshots if s.waiting and s.blocked)
     html = queue_html(snap, {}, LABELS)
-    assert html.count("<span") == min(48, len(snap.waiting)) and "box-shadow" in html  # the blocked head
+    assert html.count("border-radius") == min(48, len(snap.waiting)) and "box-shadow" in html  # the blocked head
+    crowd = snap.__class__(**{**snap.__dict__, "waiting": snap.waiting * 3})
+    cut = queue_html(crowd, {}, {**LABELS, "queue_more": "{n} more not drawn"}, capacity=1)
+    assert f"({len(crowd.waiting) - 1} more not drawn)" in cut  # not a bare "(+n)"
     tables = block_tables_html(snap, [r for r in snap.slots if r], {}, LABELS, 40)
     first = next(r for r in snap.slots if r)
     assert all(f">{b}</span>" in tables for b in snap.block_tables[first])

@@ -8,7 +8,7 @@ import streamlit as st
 from engine import (ConfigError, EngineConfig, LiveRun, Trace, TraceRequest, Workload, engine_config_for, preset,
                     workload_requests)
 from ui import player
-from ui.i18n import t
+from ui.i18n import engine_message, run_name, t
 from ui.models import get_model
 
 CONFIG_FIELDS = {f.name for f in dataclasses.fields(EngineConfig)}
@@ -33,7 +33,8 @@ def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]],
         made = [LiveRun(loaded, requests, engine_config_for(workload, **{**(common or {}), **settings}), label)
                 for label, settings in variants]
     except (ConfigError, ValueError) as e:
-        st.error(t("err.config", msg=str(e)))
+        st.error(t("err.config", msg=engine_message(e)))
+        st.session_state[f"{page}.start_failed"] = True
         return None
     return _record(page, made, live)
 
@@ -44,7 +45,8 @@ def replay(page: str, trace: Trace, label: str) -> list[LiveRun] | None:
         config = EngineConfig(**{k: v for k, v in trace.header.get("engine_config", {}).items() if k in CONFIG_FIELDS})
         made = [LiveRun.replay(trace.requests, trace.snapshots, config, label)]
     except (ConfigError, TypeError, KeyError, ValueError) as e:
-        st.error(t("err.trace", msg=str(e)))
+        st.error(t("err.trace", msg=engine_message(e)))
+        st.session_state[f"{page}.start_failed"] = True
         return None
     return _record(page, made, live=True)
 
@@ -52,8 +54,7 @@ def replay(page: str, trace: Trace, label: str) -> list[LiveRun] | None:
 def check_vocabulary(requests: list[TraceRequest], vocab_size: int) -> None:
     bad = next((r for r in requests if max(r.prompt_token_ids) >= vocab_size), None)
     if bad:
-        raise ConfigError(f"request {bad.request_id} has token ids beyond this model's vocabulary ({vocab_size}): "
-                          f"it was recorded with another model; switch the model in the sidebar")
+        raise ConfigError("config.token_beyond_vocab", request_id=bad.request_id, vocab_size=vocab_size)
 
 
 def _record(page: str, made: list[LiveRun], live: bool) -> list[LiveRun]:
@@ -63,25 +64,32 @@ def _record(page: str, made: list[LiveRun], live: bool) -> list[LiveRun]:
             run.run_to_end(lambda frac, i=i: bar.progress((i + frac) / len(made), text=t("run.progress")))
         bar.empty()
     st.session_state[f"{page}.runs"] = made
+    st.session_state.pop(f"{page}.start_failed", None)
     player.reset(page)
     return made
 
 
-def explain_rejections(run_list: list[LiveRun]) -> None:
-    """If requests were turned away (too long, bigger than the cache), say why and what to change."""
+def explain_rejections(run_list: list[LiveRun], page: str | None = None) -> None:
+    """If requests were turned away (too long, bigger than the cache), say why and what to change.
+    Right after a start that failed, the runs shown are the previous ones: say so instead, so that their
+    warnings do not read as the new configuration's."""
+    if page and st.session_state.pop(f"{page}.start_failed", False):
+        st.caption(t("err.previous_runs"))
+        return
     for run in run_list:
         if run.stop_reason:  # cut off at LiveRun.MAX_STEPS: its unfinished requests were aborted
             aborted = sum(1 for r in run.recorder.requests.values() if r.finish_reason == "aborted")
-            st.warning(t("err.stopped", label=run.label, steps=run.MAX_STEPS, n=aborted))
-        rejected = {rid: r.error for rid, r in run.recorder.requests.items() if r.finish_reason == "rejected"}
+            st.warning(t("err.stopped", label=run_name(run.label), steps=run.MAX_STEPS, n=aborted))
+        rejected = [r for r in run.recorder.requests.values() if r.finish_reason == "rejected"]
         if not rejected:
             continue
-        total = len(run.recorder.requests)
-        first = next(iter(rejected.values()))
+        total, first = len(run.recorder.requests), rejected[0]
+        reason = engine_message(first.error_code, first.error_params) if first.error_code else first.error
+        label = run_name(run.label)
         if len(rejected) == total:
-            st.error(t("err.all_rejected", label=run.label, n=total, reason=first))
+            st.error(t("err.all_rejected", label=label, n=total, reason=reason))
         else:
-            st.warning(t("err.some_rejected", label=run.label, n=len(rejected), total=total, reason=first))
+            st.warning(t("err.some_rejected", label=label, n=len(rejected), total=total, reason=reason))
 
 
 def measured(name: str, workload: str, variants: list[tuple[str, dict]], scale: float = 0.5) -> dict | None:

@@ -7,6 +7,8 @@ from pathlib import Path
 import streamlit as st
 import yaml
 
+from engine.messages import MESSAGES, EngineError, EngineMessage, render
+
 LANGS = ("zh", "en")
 LANG_NAMES = {"zh": "中文", "en": "English"}
 STRINGS_FILE = Path(__file__).with_name("strings.yaml")
@@ -47,3 +49,32 @@ def choice(widget, label: str, options, key: str, prefix: str, **kwargs):
     value = widget(label, options, key=widget_key, format_func={o: t(f"{prefix}{o}") for o in options}.get, **kwargs)
     ss[key] = ss[synced] = value
     return value
+
+
+def engine_message(err_or_code, params: dict | None = None) -> str:
+    """An engine error, a rejection code or an EngineMessage, in the current language (strings key
+    `engine.<code>`). An error without a code (not the engine's) shows its own text."""
+    if isinstance(err_or_code, EngineMessage):
+        code, params = err_or_code.code, err_or_code.params
+    elif isinstance(err_or_code, EngineError):
+        if err_or_code.message is None:
+            return str(err_or_code)
+        code, params = err_or_code.message.code, err_or_code.message.params
+    elif isinstance(err_or_code, BaseException):
+        return str(err_or_code)
+    else:
+        code, params = err_or_code, params or {}
+    if code not in MESSAGES:
+        return str(code)
+    templates = {c: strings().get(f"engine.{c}", {}).get(lang(), text) for c, text in MESSAGES.items()}
+    return render(code, params, templates)
+
+
+def run_name(label: str) -> str:
+    """A run's label (static, fcfs, paged-swap ...) in the current language; other labels (#3) as they are."""
+    return t(f"run.name.{label}") if f"run.name.{label}" in strings() else label
+
+
+def class_name(cls: str) -> str:
+    """A request class (chat, batch ...) in the current language; a class a user named, as it is."""
+    return t(f"cls.{cls}") if f"cls.{cls}" in strings() else cls

@@ -17,8 +17,22 @@ KNOBS = ("batcher", "policy", "kv_layout", "preemption_mode", "block_size", "num
 DEFAULTS = {f.name: f.default for f in dataclasses.fields(EngineConfig) if f.name in KNOBS}
 
 
+def apply_hints(prefix: str, source: str, hints: dict) -> None:
+    """Put a workload's suggested settings into the knobs themselves, once each time the workload
+    changes, so the knobs show what will run (and the user can still move them afterwards)."""
+    ss = st.session_state
+    previous = ss.get(f"{prefix}.hints_from")
+    if previous == source:
+        return
+    ss[f"{prefix}.hints_from"] = source
+    for name, value in hints.items():  # on the first visit, a knob set from outside (a link, a test) stays
+        if name in DEFAULTS and (previous is not None or f"{prefix}.{name}" not in ss):
+            ss[f"{prefix}.{name}"] = value
+
+
 def engine_knobs(prefix: str) -> dict:
-    """EngineConfig overrides: only the knobs the user moved away from their defaults."""
+    """EngineConfig keyword arguments: every knob as shown (0 for num_blocks or num_swap_blocks: None,
+    sized automatically), so the run uses exactly what the knobs show."""
     ss = st.session_state
     for name, value in DEFAULTS.items():
         ss.setdefault(f"{prefix}.{name}", value)
@@ -45,5 +59,5 @@ def engine_knobs(prefix: str) -> dict:
     c[2].selectbox("contiguous_reserve", ("max_tokens", "max_model_len"), key=k("contiguous_reserve"))
     c[3].number_input("num_swap_blocks", 0, 8192, value=None, key=k("num_swap_blocks"), help=t("knob.swap"))
     st.selectbox("attention_backend", BACKENDS, key=k("attention_backend"), help=t("knob.backend"))
-    # Only the knobs moved from their defaults: the others leave room for the workload's suggestions.
-    return {name: ss[f"{prefix}.{name}"] for name, default in DEFAULTS.items() if ss[f"{prefix}.{name}"] != default}
+    auto = ("num_blocks", "num_swap_blocks")
+    return {name: (ss[k(name)] or None) if name in auto else ss[k(name)] for name in DEFAULTS}

@@ -6,11 +6,22 @@ import streamlit as st
 from lessons import load_moments
 from lessons import predictions
 from ui import nav
-from ui.i18n import lang, t
+from ui.i18n import lang, strings, t
 
 
 def all_moments():
     return load_moments()
+
+
+def title(moment_id: str) -> str:
+    """A moment's short title in the current language (its id if it has none)."""
+    return t(f"moment.name.{moment_id}") if f"moment.name.{moment_id}" in strings() else moment_id
+
+
+def page_title(page_id: str) -> str:
+    """A lab or practice page's title (as in the sidebar) from its url path."""
+    key = next((title for entries in nav.SECTIONS.values() for url, _, title, _ in entries if url == page_id), None)
+    return t(key) if key else page_id
 
 
 def open_moment(moment_id: str) -> None:
@@ -78,7 +89,7 @@ def narration(page_id: str) -> None:
     """The active moment's narration line, above the experiment."""
     pid = st.session_state.get(f"{page_id}.moment")
     if pid and pid in all_moments():
-        st.info(f"**{t('moment.label')}: {pid}** — {all_moments()[pid].narration[lang()]}", icon="🎓")
+        st.info(f"**{t('moment.label')}: {title(pid)}** — {all_moments()[pid].narration[lang()]}", icon="🎓")
 
 
 def clear(page_id: str) -> None:
@@ -92,7 +103,7 @@ def moment_buttons(page_id: str) -> None:
         return
     cols = st.columns(len(mine))
     for col, p in zip(cols, mine):
-        col.button(f"🎓 {p.id}", key=f"{page_id}.moment-btn.{p.id}", on_click=_queue, args=(p.id,),
+        col.button(f"🎓 {title(p.id)}", key=f"{page_id}.moment-btn.{p.id}", on_click=_queue, args=(p.id,),
                    help=p.narration[lang()], width="stretch")
 
 

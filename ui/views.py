@@ -6,7 +6,7 @@ from html import escape
 import streamlit as st
 
 from engine import LiveRun, blocks_to_reserve, free_runs, kv_split
-from ui.i18n import labels, lang, t
+from ui.i18n import class_name, labels, lang, run_name, t
 from ui.live_chart import live_chart
 from ui.style import font_scale, scaled
 from viz.blocks import block_pool
@@ -24,7 +24,7 @@ VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", 
                "blocked", "waiting_since", "why_slots", "why_budget", "why_memory", "why_fragmentation", "waiting",
                "running", "finished", "block", "slots_filled", "shared_by", "free", "free_cached", "logical",
                "physical", "logical_block", "token_states", "reserved", "internal_fragmentation",
-               "external_fragmentation")
+               "external_fragmentation", "queue_more")
 
 
 def animating() -> bool:
@@ -112,7 +112,7 @@ def metrics_panel(run: LiveRun, frame: int) -> None:
     html = metric_grid(items)
     if m["classes"]:  # plain HTML: far cheaper to redraw 10 times a second than a data grid
         head = [t("m.class"), t("m.ttft_p50"), t("m.ttft_p95"), t("m.ttft_p50_ms"), t("m.slo")]
-        rows = [[cls, _fmt(c["ttft_p50_steps"]), _fmt(c["ttft_p95_steps"]), _fmt(c["ttft_p50_ms"]),
+        rows = [[class_name(cls), _fmt(c["ttft_p50_steps"]), _fmt(c["ttft_p95_steps"]), _fmt(c["ttft_p50_ms"]),
                  _fmt(None if c["slo_attainment"] is None else 100 * c["slo_attainment"], ".0f", "%")]
                 for cls, c in m["classes"].items()]
         html += html_table(head, rows)
@@ -164,6 +164,17 @@ def refusal_note(run: LiveRun, frame: int) -> None:
                          largest=max(free_runs(snap.block_ref_count), default=0)))
 
 
+def peak_blocks(run: LiveRun) -> int:
+    """The most KV blocks in use at any step: the memory this run needed."""
+    return max((s.num_used_blocks for s in run.snapshots), default=0)
+
+
+def blocks_saved_by_sharing(run: LiveRun) -> int:
+    """At the step where sharing saved most: blocks that would have been separate copies (each extra
+    reference to a shared block is one block not allocated)."""
+    return max((sum(r - 1 for r in s.block_ref_count if r > 1) for s in run.snapshots), default=0)
+
+
 def first_refusal(run: LiveRun) -> int | None:
     return next((i for i, s in enumerate(run.snapshots) if "fragmentation" in s.blocked.values()), None)
 
@@ -172,7 +183,7 @@ def summary_rows(runs: list[LiveRun]) -> list[dict]:
     rows = []
     for run in runs:
         s = run.summary()
-        row = {t("sum.run"): run.label, t("sum.steps"): s["steps"], t("sum.tok_per_s"): _fmt(s["throughput_tok_per_s"], ".0f"),
+        row = {t("sum.run"): run_name(run.label), t("sum.steps"): s["steps"], t("sum.tok_per_s"): _fmt(s["throughput_tok_per_s"], ".0f"),
                t("sum.tok_per_step"): _fmt(s["throughput_tok_per_step"], ".2f"),
                t("sum.ttft_p50"): _fmt(s["latency"]["ttft_steps"]["p50"]),
                t("sum.ttft_p95"): _fmt(s["latency"]["ttft_steps"]["p95"]),
@@ -180,9 +191,9 @@ def summary_rows(runs: list[LiveRun]) -> list[dict]:
                t("sum.kv_waste"): _fmt(100 * s["kv_waste_share"], ".1f", "%"),
                t("sum.fairness"): _fmt(s["fairness_jain"], ".2f"), t("sum.preemptions"): s["preemptions"]}
         for cls, d in s["by_class"].items():
-            row[f"TTFT p50 · {cls}"] = _fmt(d["ttft_steps"]["p50"])
+            row[t("sum.ttft_p50_class", cls=class_name(cls))] = _fmt(d["ttft_steps"]["p50"])
             if d.get("slo_attainment") is not None:
-                row[f"SLO · {cls}"] = _fmt(100 * d["slo_attainment"], ".0f", "%")
+                row[t("sum.slo_class", cls=class_name(cls))] = _fmt(100 * d["slo_attainment"], ".0f", "%")
         rows.append(row)
     return rows
 

@@ -34,19 +34,19 @@ def to_workload(rows: list[dict], shared_prefix_tokens: int = 0, temperature: fl
             if value is None or value == "":
                 if optional:
                     return None
-                raise ConfigError(f"row {i}: {field} is empty")
+                raise ConfigError("workload.row_empty", row=i, field=field)
             try:
                 value = cast(value)
             except (TypeError, ValueError):
-                raise ConfigError(f"row {i}: {field} must be a number (got {value!r})") from None
+                raise ConfigError("workload.row_not_number", row=i, field=field, value=value) from None
             if low is not None and value < low:
-                raise ConfigError(f"row {i}: {field} must be at least {low} (got {value})")
+                raise ConfigError("workload.row_below", row=i, field=field, low=low, value=value)
             return value
 
         def lengths(part):
             low, high = num(f"{part}_low", low=1), num(f"{part}_high", low=1)
             if high < low:
-                raise ConfigError(f"row {i}: {part}_high ({high}) is below {part}_low ({low})")
+                raise ConfigError("workload.row_high_below_low", row=i, part=part, high=high, low=low)
             return Lengths(row.get(f"{part}_kind") or "fixed", num(f"{part}_mean", float, low=1), low, high)
 
         name = str(row.get("name") or f"class{i}")
@@ -56,7 +56,7 @@ def to_workload(rows: list[dict], shared_prefix_tokens: int = 0, temperature: fl
                      num("start_step", low=0)),
             priority=num("priority"), ttft_slo_steps=num("ttft_slo_steps", low=1, optional=True)))
     if not classes:
-        raise ConfigError("the workload has no request classes: add a row")
+        raise ConfigError("workload.no_classes")
     if sum(c.count for c in classes) > 2000:
-        raise ConfigError("more than 2000 requests: lower the counts")
+        raise ConfigError("workload.too_many", limit=2000)
     return Workload("custom", tuple(classes), shared_prefix_tokens=shared_prefix_tokens, temperature=temperature)

@@ -1,6 +1,8 @@
 """Line, bar and box charts: memory split over time, batch-size curves, per-class distributions, history."""
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -29,23 +31,47 @@ def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, 
     return fig
 
 
+def nice_ticks(top: float, n: int = 5) -> list[float]:
+    """Round tick values from 0 to at least `top`, about n of them, at 1, 2, 2.5 or 5 times a power of 10."""
+    if top <= 0:
+        return [0.0, 1.0]
+    raw = top / n
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    return [round(i * step, 10) for i in range(math.ceil(top / step - 1e-9) + 1)]
+
+
 def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:
-    """Tokens/s (bars) and ms per step (line) against batch size."""
+    """Tokens/s (bars) and ms per step (line) against batch size: the median of repeated measurements,
+    with whiskers from the fastest to the slowest when rows carry a range."""
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     sizes = [str(r["batch"]) for r in rows]
+
+    def spread(key):
+        if not all(f"{key}_min" in r for r in rows):
+            return None
+        return dict(type="data", symmetric=False, array=[r[f"{key}_max"] - r[key] for r in rows],
+                    arrayminus=[r[key] - r[f"{key}_min"] for r in rows], thickness=1.5, width=4)
+
     fig.add_trace(go.Bar(x=sizes, y=[r["tok_per_s"] for r in rows], name=labels["tok_per_s"],
-                         marker_color="#2ca02c"), secondary_y=False)
+                         marker_color="#2ca02c", error_y=spread("tok_per_s")), secondary_y=False)
     fig.add_trace(go.Scatter(x=sizes, y=[r["ms_per_step"] for r in rows], name=labels["ms_per_step"],
-                             mode="lines+markers", line=dict(color="#d62728", width=3)), secondary_y=True)
+                             mode="lines+markers", line=dict(color="#d62728", width=3), error_y=spread("ms_per_step")),
+                  secondary_y=True)
     fig.update_layout(height=height, margin=dict(l=50, r=50, t=20, b=40), uirevision="batch",
                       legend=dict(orientation="h", y=1.12), xaxis=dict(title=labels["batch_size"], type="category"))
     fig.update_yaxes(title_text=labels["tok_per_s"], secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title_text=labels["ms_per_step"], secondary_y=True, rangemode="tozero")
+    # Plotly would line the right axis's ticks up with the left grid (1, 2.01, 3.01 ...): give it its own round ones.
+    ticks = nice_ticks(max(r.get("ms_per_step_max", r["ms_per_step"]) for r in rows) * 1.05)
+    fig.update_yaxes(title_text=labels["ms_per_step"], secondary_y=True, range=[0, ticks[-1]], tickmode="array",
+                     tickvals=ticks, showgrid=False)
     return fig
 
 
-def class_boxes(runs: dict[str, list[dict]], metric: str, labels: dict, height: int = 320) -> go.Figure:
-    """Per-class distributions of one per-request metric, one group of boxes per run."""
+def class_boxes(runs: dict[str, list[dict]], metric: str, labels: dict, height: int = 320,
+                names: dict[str, str] | None = None) -> go.Figure:
+    """Per-class distributions of one per-request metric, one group of boxes per run.
+    names: class -> the name shown in the legend (colours stay keyed by the class itself)."""
     classes = sorted({m["request_class"] for rows in runs.values() for m in rows})
     fig = go.Figure()
     for cls in classes:
@@ -54,19 +80,19 @@ def class_boxes(runs: dict[str, list[dict]], metric: str, labels: dict, height: 
             values = [m[metric] for m in rows if m["request_class"] == cls and m[metric] is not None]
             xs += [run_name] * len(values)
             ys += values
-        fig.add_trace(go.Box(x=xs, y=ys, name=cls, marker_color=class_color(cls, classes), boxpoints="outliers"))
+        fig.add_trace(go.Box(x=xs, y=ys, name=(names or {}).get(cls, cls), marker_color=class_color(cls, classes), boxpoints="outliers"))
     fig.update_layout(boxmode="group", height=height, margin=dict(l=50, r=10, t=20, b=40), uirevision="boxes",
                       yaxis=dict(title=labels[metric], rangemode="tozero"), legend=dict(orientation="h", y=1.1))
     return fig
 
 
 def grouped_bars(values: dict[str, dict[str, float | None]], labels: dict, y_title: str, percent: bool = False,
-                 height: int = 280) -> go.Figure:
-    """values: run -> {class or metric -> value}."""
+                 height: int = 280, names: dict[str, str] | None = None) -> go.Figure:
+    """values: run -> {class or metric -> value}; names: class or metric -> the name in the legend."""
     keys = sorted({k for d in values.values() for k in d})
     fig = go.Figure()
     for key in keys:
-        fig.add_trace(go.Bar(x=list(values), y=[d.get(key) for d in values.values()], name=key,
+        fig.add_trace(go.Bar(x=list(values), y=[d.get(key) for d in values.values()], name=(names or {}).get(key, key),
                              marker_color=class_color(key, keys)))
     fig.update_layout(barmode="group", height=height, margin=dict(l=50, r=10, t=20, b=40), uirevision="bars",
                       yaxis=dict(title=y_title, tickformat=".0%" if percent else None, rangemode="tozero"),

@@ -30,7 +30,10 @@ def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capac
             title += f" · {labels['blocked']}: {labels.get('why_' + why, why)}"
         cells.append(_cell(request_color(color_of.get(rid, 0)), title, outline=bool(why)))
     more = len(snap.waiting) - capacity
-    head = f"<b>{escape(labels['waiting'])}: {len(snap.waiting)}</b>" + (f" (+{more})" if more > 0 else "")
+    head = f"<b>{escape(labels['waiting'])}: {len(snap.waiting)}</b>"
+    if more > 0:  # only the first `capacity` are drawn; say how many more wait, in words
+        note = labels.get("queue_more", "+{n}").format(n=more, shown=capacity)
+        head += f' <span title="{escape(note)}">({escape(note)})</span>'
     return f'<div style="min-height:44px">{head}<br>{"".join(cells)}</div>'
 
 

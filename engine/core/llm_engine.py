@@ -22,6 +22,7 @@ from engine.models.loader import LoadedModel
 from engine.core.policy import make_policy
 from engine.core.request import SLO, FinishReason, Request
 from engine.core.runner import ModelRunner
+from engine.messages import EngineMessage
 from engine.sampling_params import SamplingParams
 from engine.core.scheduler import make_scheduler
 from engine.core.snapshot import StepResult, StepSnapshot, StepStats, capture, stats
@@ -131,7 +132,7 @@ class LLMEngine:
         seq_no = next(self._ids)
         request_id = request_id or f"r{seq_no}"
         if request_id in self.requests:
-            raise ConfigError(f"request id {request_id!r} is already in use")
+            raise ConfigError("config.request_id_in_use", request_id=request_id)
         if isinstance(prompt, str):
             text, token_ids = prompt, self.encode(prompt)
         else:
@@ -165,16 +166,17 @@ class LLMEngine:
         bos = self.tokenizer.bos_token_id
         return [bos] + ids if getattr(self.tokenizer, "add_bos", False) and bos is not None else ids
 
-    def rejection_reason(self, request: Request) -> str | None:
+    def rejection_reason(self, request: Request) -> EngineMessage | None:
         n, limit = request.num_prompt_tokens, self.config.max_model_len
         if n == 0:
-            return "the prompt is empty"
+            return EngineMessage("reject.empty_prompt")
         if n > limit:
-            return f"the prompt has {n} tokens but max_model_len is {limit}: shorten it by {n - limit} tokens"
+            return EngineMessage("reject.prompt_too_long", {"n": n, "limit": limit, "excess": n - limit})
         need = self.block_manager.worst_case_blocks(request)
         if need > self.block_manager.num_blocks:
-            return (f"it needs up to {need} KV blocks (prompt {n} + max_tokens {request.sampling_params.max_tokens}) "
-                    f"but the whole cache has {self.block_manager.num_blocks}: raise num_blocks or lower max_tokens")
+            return EngineMessage("reject.bigger_than_cache", {"need": need, "n": n,
+                                 "max_tokens": request.sampling_params.max_tokens,
+                                 "num_blocks": self.block_manager.num_blocks})
         return None
 
     def abort(self, request_id: str, reason: str | None = None) -> None:

@@ -186,7 +186,7 @@ class LlamaForCausalLM(nn.Module):
                 parts.append(f"missing tensors: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
             if wrong:
                 parts.append(f"shape mismatch: {'; '.join(wrong[:5])}")
-            raise ConfigError("the weights do not fit the config: " + " | ".join(parts))
+            raise ConfigError("model.weights_mismatch", detail=" | ".join(parts))
         params = dict(self.named_parameters())
         with torch.no_grad():
             for name, tensor in weights.items():

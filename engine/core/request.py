@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from engine.messages import EngineMessage
 from engine.sampling_params import SamplingParams
 
 
@@ -59,7 +60,9 @@ class Request:
 
     status: RequestStatus = RequestStatus.WAITING
     finish_reason: FinishReason | None = None
-    error: str | None = None
+    error: str | None = None  # English text; error_code + error_params let the lab translate it
+    error_code: str | None = None
+    error_params: dict = field(default_factory=dict)
     output_token_ids: list[int] = field(default_factory=list)
     num_computed_tokens: int = 0  # tokens whose K/V are in the cache
     block_table: list[int] = field(default_factory=list)  # physical blocks, in logical order
@@ -159,9 +162,11 @@ class Request:
         if self.first_token_step is None:
             self.first_token_step, self.first_token_time = step, now
 
-    def finish(self, reason: FinishReason, step: int, now: float, error: str | None = None) -> None:
+    def finish(self, reason: FinishReason, step: int, now: float, error: EngineMessage | None = None) -> None:
         self._move(RequestStatus.FINISHED)
-        self.finish_reason, self.error = reason, error
+        self.finish_reason = reason
+        if error is not None:
+            self.error, self.error_code, self.error_params = str(error), error.code, dict(error.params)
         self.finish_step, self.finish_time = step, now
 
     def check_stop(self, eos_token_ids: tuple[int, ...], max_model_len: int) -> FinishReason | None:

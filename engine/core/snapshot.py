@@ -74,7 +74,8 @@ class StepSnapshot:
     admitted: tuple[str, ...] = ()
     preempted: tuple[str, ...] = ()
     finished: tuple[str, ...] = ()
-    rejected: FrozenDict = field(default_factory=FrozenDict)  # request id -> reason
+    rejected: FrozenDict = field(default_factory=FrozenDict)  # request id -> reason (English)
+    rejection_codes: FrozenDict = field(default_factory=FrozenDict)  # request id -> {code, params}
     aborted: tuple[str, ...] = ()  # ended by abort() since the previous step
     blocked: FrozenDict = field(default_factory=FrozenDict)  # head of the queue -> slots/budget/memory/fragmentation
     blocks_swapped_out: int = 0
@@ -114,7 +115,7 @@ class StepSnapshot:
         d["batch"] = tuple(ScheduledView(**b) for b in d["batch"])
         d["requests"] = FrozenDict({k: RequestView(**v) for k, v in d["requests"].items()})
         d["block_tables"] = FrozenDict({k: tuple(v) for k, v in d["block_tables"].items()})
-        for name in ("emitted", "rejected", "blocked"):
+        for name in ("emitted", "rejected", "rejection_codes", "blocked"):
             d[name] = FrozenDict(d.get(name, {}))
         for f in dataclasses.fields(cls):
             if isinstance(d.get(f.name), list):
@@ -216,6 +217,9 @@ def capture(result: StepResult, scheduler: Scheduler, block_manager: KVAllocator
         requests=FrozenDict({q.request_id: request_view(q) for q in [*live, *ended]}),
         emitted=FrozenDict(r.sampled), arrived=tuple(r.arrived), admitted=tuple(out.admitted),
         preempted=tuple(out.preempted), finished=tuple(q.request_id for q in r.finished),
-        rejected=FrozenDict({q.request_id: q.error for q in r.rejected}), blocked=FrozenDict(out.blocked),
+        rejected=FrozenDict({q.request_id: q.error for q in r.rejected}),
+        rejection_codes=FrozenDict({q.request_id: {"code": q.error_code, "params": q.error_params}
+                                    for q in r.rejected}),
+        blocked=FrozenDict(out.blocked),
         aborted=tuple(q.request_id for q in r.aborted),
         blocks_swapped_out=len(r.ops.swap_out), blocks_swapped_in=len(r.ops.swap_in), blocks_copied=len(r.ops.copy))

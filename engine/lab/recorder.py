@@ -47,6 +47,9 @@ class RunRecorder:
             r.status, r.finish_reason = RequestStatus.FINISHED, FinishReason(view.finish_reason)
             r.finish_step, r.finish_time = step, end
             r.error = snap.rejected.get(rid, r.error)
+            coded = snap.rejection_codes.get(rid)
+            if coded:
+                r.error_code, r.error_params = coded.get("code"), dict(coded.get("params") or {})
         prev = len(self.snapshots) - 1
         self._tokens.append((self._tokens[prev] if prev >= 0 else 0) + len(snap.emitted))
         self._busy.append((self._busy[prev] if prev >= 0 else 0) + sum(1 for s in snap.slots if s))

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Iterable
 
+from engine.messages import EngineError
 from engine.core.request import SLO
 from engine.sampling_params import SamplingParams
 from engine.core.snapshot import StepSnapshot
@@ -25,7 +26,7 @@ MAX_REQUESTS = 20_000
 MAX_PROMPT_TOKENS = 1_000_000
 
 
-class TraceError(ValueError):
+class TraceError(EngineError):
     """A trace that cannot be used; the message names the line and the problem."""
 
 
@@ -71,17 +72,16 @@ def read_trace(source: str | Path | bytes) -> Trace:
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.is_file():
-            raise TraceError(f"no trace file at {path}")
+            raise TraceError("trace.no_file", path=str(path))
         if path.stat().st_size > MAX_TRACE_BYTES:
-            raise TraceError(f"the trace is {path.stat().st_size / 1e6:.0f} MB; "
-                             f"the limit is {MAX_TRACE_BYTES // 2**20} MiB")
+            raise TraceError("trace.too_big", mb=path.stat().st_size / 1e6, limit_mib=MAX_TRACE_BYTES // 2**20)
         source = path.read_bytes()
     if len(source) > MAX_TRACE_BYTES:
-        raise TraceError(f"the trace is {len(source) / 1e6:.0f} MB; the limit is {MAX_TRACE_BYTES // 2**20} MiB")
+        raise TraceError("trace.too_big", mb=len(source) / 1e6, limit_mib=MAX_TRACE_BYTES // 2**20)
     try:
         text = source.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise TraceError(f"the trace is not UTF-8 text (byte {e.start})") from None
+        raise TraceError("trace.not_utf8", byte=e.start) from None
 
     header, requests, snapshots, ids = None, [], [], set()
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -90,67 +90,67 @@ def read_trace(source: str | Path | bytes) -> Trace:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            raise TraceError(f"line {lineno}: not valid JSON ({e.msg})") from None
+            raise TraceError("trace.bad_json", line=lineno, detail=e.msg) from None
         if not isinstance(obj, dict):
-            raise TraceError(f"line {lineno}: expected a JSON object, got {type(obj).__name__}")
+            raise TraceError("trace.not_object", line=lineno, type=type(obj).__name__)
         kind = obj.get("kind")
         if kind == "header":
             if header is not None:
-                raise TraceError(f"line {lineno}: a second header")
+                raise TraceError("trace.second_header", line=lineno)
             if obj.get("version") != VERSION:
-                raise TraceError(f"line {lineno}: unsupported trace version {obj.get('version')!r} "
-                                 f"(expected {VERSION})")
+                raise TraceError("trace.version", line=lineno, version=obj.get("version"), expected=VERSION)
             header = obj
         elif kind == "request":
             req = _parse_request(obj, lineno)
             if req.request_id in ids:
-                raise TraceError(f"line {lineno}: request id {req.request_id!r} appears twice")
+                raise TraceError("trace.duplicate_id", line=lineno, request_id=req.request_id)
             ids.add(req.request_id)
             requests.append(req)
             if len(requests) > MAX_REQUESTS:
-                raise TraceError(f"line {lineno}: more than {MAX_REQUESTS} requests")
+                raise TraceError("trace.too_many", line=lineno, limit=MAX_REQUESTS)
         elif kind == "snapshot":
             try:
                 snapshots.append(StepSnapshot.from_dict({k: v for k, v in obj.items() if k != "kind"}))
             except (TypeError, KeyError, AttributeError, ValueError) as e:
-                raise TraceError(f"line {lineno}: malformed snapshot ({e})") from None
+                raise TraceError("trace.bad_snapshot", line=lineno, detail=str(e)) from None
         else:
-            raise TraceError(f"line {lineno}: unknown kind {kind!r} (expected header, request or snapshot)")
+            raise TraceError("trace.unknown_kind", line=lineno, kind=kind)
     if header is None:
-        raise TraceError("the trace has no header line ({\"kind\": \"header\", \"version\": 1, ...})")
+        raise TraceError("trace.no_header")
     if not requests and not snapshots:
-        raise TraceError("the trace holds no requests and no snapshots")
+        raise TraceError("trace.empty")
     return Trace(header, requests, snapshots)
 
 
 def _parse_request(obj: dict, lineno: int) -> TraceRequest:
-    def fail(msg):
-        raise TraceError(f"line {lineno}: {msg}")
-
     rid = obj.get("request_id")
+
+    def fail(code, **params):
+        raise TraceError(code, line=lineno, request_id=rid, **params)
+
     if not isinstance(rid, str) or not rid:
-        fail("request_id must be a non-empty string")
+        fail("trace.request_id")
     ids = obj.get("prompt_token_ids")
     if not isinstance(ids, list) or not ids or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0
                                                        for t in ids):
-        fail(f"request {rid}: prompt_token_ids must be a non-empty list of non-negative integers")
+        fail("trace.prompt_ids")
     if len(ids) > MAX_PROMPT_TOKENS:
-        fail(f"request {rid}: prompt of {len(ids)} tokens is over the {MAX_PROMPT_TOKENS} limit")
+        fail("trace.prompt_too_long", n=len(ids), limit=MAX_PROMPT_TOKENS)
     arrival = obj.get("arrival_step", 0)
     if not isinstance(arrival, int) or isinstance(arrival, bool) or arrival < 0:
-        fail(f"request {rid}: arrival_step must be an integer >= 0")
+        fail("trace.arrival_step")
     priority = obj.get("priority", 0)
     if not isinstance(priority, int) or isinstance(priority, bool):
-        fail(f"request {rid}: priority must be an integer")
+        fail("trace.priority")
     cls = obj.get("request_class", "default")
     if not isinstance(cls, str):
-        fail(f"request {rid}: request_class must be a string")
+        fail("trace.request_class")
     prompt = obj.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
-        fail(f"request {rid}: prompt must be a string or null")
+        fail("trace.prompt")
     try:
         params = SamplingParams(**(obj.get("sampling_params") or {}))
         slo = SLO(**(obj.get("slo") or {}))
     except (TypeError, ValueError) as e:
-        fail(f"request {rid}: {e}")
+        fail("trace.request_invalid", detail=e.message if isinstance(e, EngineError) and e.message else str(e))
     return TraceRequest(rid, ids, params, arrival, cls, priority, slo, prompt)

@@ -42,7 +42,7 @@ class Lengths:
         elif self.kind == "lognormal":
             value = rng.lognormvariate(math.log(self.mean), self.sigma)
         else:
-            raise ConfigError(f"length kind must be fixed, uniform, exponential or lognormal (got {self.kind!r})")
+            raise ConfigError("workload.length_kind", value=self.kind)
         return int(min(self.high, max(self.low, round(value))))
 
 
@@ -57,7 +57,7 @@ class Arrivals:
         if self.kind == "all-at-once":
             return [self.start_step] * n
         if self.rate <= 0:
-            raise ConfigError(f"arrival rate must be positive (got {self.rate})")
+            raise ConfigError("workload.rate", value=self.rate)
         if self.kind == "poisson":
             t, out = float(self.start_step), []
             for _ in range(n):
@@ -70,7 +70,7 @@ class Arrivals:
                 out += [int(t)] * min(self.burst_size, n - len(out))
                 t += rng.expovariate(self.rate / self.burst_size)
             return out
-        raise ConfigError(f"arrivals must be all-at-once, poisson or bursty (got {self.kind!r})")
+        raise ConfigError("workload.arrivals", value=self.kind)
 
 
 @dataclass(frozen=True)
@@ -185,5 +185,5 @@ PRESETS = _presets()
 
 def preset(name: str) -> Workload:
     if name not in PRESETS:
-        raise ConfigError(f"unknown workload {name!r}: choose one of {', '.join(PRESETS)}")
+        raise ConfigError("workload.unknown", name=name, choices=", ".join(PRESETS))
     return PRESETS[name]

