@@ -5,7 +5,7 @@ import streamlit as st
 
 from engine import cuda_available, planned_runtime
 from ui import models, moments
-from ui.i18n import LANG_NAMES, LANGS, choice, t
+from ui.i18n import LANG_NAMES, LANGS, choice, lang, t
 from ui.models import MODELS, is_loaded
 
 
@@ -52,7 +52,7 @@ def render() -> None:
     if st.session_state.get("instructor"):
         with sb.expander(t("side.moments"), expanded=True):
             for p in moments.all_moments().values():
-                if st.button(f"🎓 {p.id}", key=f"side.moment.{p.id}", help=p.narration[st.session_state['lang']],
+                if st.button(f"🎓 {moments.title(p.id)}", key=f"side.moment.{p.id}", help=p.narration[lang()],
                              width="stretch"):
                     moments.open_moment(p.id)
 
