@@ -100,9 +100,10 @@ def link_first_uses(body: str, terms: list[Term]) -> str:
     return body
 
 
-def render_links(body: str, lang: str) -> str:
-    """`(glossary:<id>)` as a link to the glossary page's entry; the language rides in the URL."""
-    return LINK.sub(lambda m: f"[{m.group(1)}](glossary?lang={lang}#{m.group(2)})", body)
+def render_links(body: str, query: str) -> str:
+    """`(glossary:<id>)` as a link to the glossary page's entry; the language (and instructor mode) ride in
+    the URL's query, e.g. "lang=en&instructor=1"."""
+    return LINK.sub(lambda m: f"[{m.group(1)}](glossary?{query}#{m.group(2)})", body)
 
 
 def glossary_pages() -> set[str]:

@@ -18,6 +18,8 @@ for term in terms:
         c = st.columns([3, 2], vertical_alignment="center")
         c[0].caption(f"{t('gloss.shows')}: {term.shows}")
         view = term.view
-        if c[1].button(f"🎓 {view['moment']}" if view["moment"] else t("gloss.open", page=view["page"]),
+        label = (f"🎓 {moments.title(view['moment'])}" if view["moment"]
+                 else t("gloss.open", page=moments.page_title(view["page"])))
+        if c[1].button(label,
                        key=f"gloss.{term.id}"):
             moments.open_moment(view["moment"]) if view["moment"] else nav.go(view["page"])

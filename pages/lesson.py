@@ -1,11 +1,13 @@
 """A lesson page: the lesson's text (lessons/<lang>/*.md), its experiments one click away, and for the
 mechanism table a column of figures the engine measures on this machine. ui/nav.py makes one page
 per lesson and calls render()."""
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from lessons import load_lessons
 from lessons.glossary import render_links
-from ui import experiments, nav, moments
+from ui import experiments, moments, nav, url_state
 from ui.i18n import lang, t
 
 BATCHING = [("static", {"batcher": "static"}), ("continuous", {"batcher": "continuous"}),
@@ -18,7 +20,7 @@ def render(lesson_id: str) -> None:
     lesson = lessons[index]
     st.title(lesson.title)
     st.caption(lesson.summary)
-    st.markdown(render_links(demote_headings(lesson.body), lang()))
+    st.markdown(render_links(demote_headings(lesson.body), urlencode(url_state.kept())))
     if lesson.live_table == "mechanisms":
         mechanisms_measured()
     if lesson.experiments:

@@ -77,7 +77,7 @@ else:
         summary = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"])
         if summary is not None:
             ss["quiz.measured"][q.id] = metric_value(summary, q.metric)
-    if c[1].button(f"🎓 {t('quiz.open_lab', moment=spec['moment'])}", key=f"quiz.q.{q.id}.open"):
+    if c[1].button(f"🎓 {t('quiz.open_lab', moment=moments.title(spec['moment']))}", key=f"quiz.q.{q.id}.open"):
         moments.open_moment(spec["moment"])
     seen = lab_measured(q, spec)
     if seen is not None:  # the run the student watched on the lab page: one source for page and quiz
