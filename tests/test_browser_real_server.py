@@ -2,7 +2,7 @@
 test starts, the live gauges drawn, both runs' results shown, in English and Chinese."""
 import pytest
 
-from test_browser import ARTIFACTS, assert_no_errors, browser, open_page, server  # noqa: F401  (fixtures)
+from browser_support import ARTIFACTS, assert_no_errors, open_page
 from test_real_server_page import start_server
 
 
@@ -16,7 +16,7 @@ def engine_server():
 
 @pytest.mark.parametrize("lang,labels", [("en", ("Server base URL", "Requests", "Run", "Completed")),
                                          ("zh", ("服务器地址（base URL）", "请求数", "运行", "完成"))])
-def test_the_real_server_page_runs_a_small_load_against_a_live_server(browser, server, engine_server, lang,  # noqa: F811
+def test_the_real_server_page_runs_a_small_load_against_a_live_server(browser, server, engine_server, lang,
                                                                        labels):
     url_label, prompts_label, run_label, completed_label = labels
     page = open_page(browser, f"{server}/real-server", lang)
