@@ -65,6 +65,9 @@ def test_every_label_exists_in_both_languages():
     missing = sorted(k for k in used if k not in STRINGS and not k.endswith("."))  # "x." + name: dynamic
     assert not missing, missing
     assert all(set(v) == {"zh", "en"} and all(v.values()) for v in STRINGS.values())
+    from lessons import load_moments
+    untitled = [m for m in load_moments() if f"moment.name.{m}" not in STRINGS]
+    assert not untitled, f"lecture moments without a title in ui/strings.yaml: {untitled}"
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
