@@ -42,12 +42,15 @@ def assert_state(page, lang: str, where: str) -> None:
 
 def run_moment(page, lab: str) -> None:
     """After a lecture moment's button: skip its prediction question (if it asks one), wait for the run."""
-    wait_idle(page)
     skip = page.locator('[data-testid="stMain"] button').filter(
         has_text=re.compile("^(" + "|".join(STRINGS["pred.skip"].values()) + ")$"))
-    if skip.count():
-        skip.first.click()
-    page.wait_for_selector(f".st-key-{lab}-frame-counter", timeout=300_000)
+    counter = page.locator(f".st-key-{lab}-frame-counter")
+    deadline = time.monotonic() + 300
+    while not counter.count() and time.monotonic() < deadline:
+        if skip.count():
+            skip.first.click()
+        time.sleep(1)
+    counter.first.wait_for(timeout=10_000)
     wait_idle(page)
 
 

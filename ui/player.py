@@ -12,7 +12,7 @@ from typing import Callable
 import streamlit as st
 
 from engine import LiveRun
-from ui.i18n import t
+from ui.i18n import lang, t
 
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
 BASE_INTERVAL = 0.05  # at most 20 redraws a second
@@ -168,9 +168,13 @@ def controls(page: str, runs: list[LiveRun]) -> None:
                   width="content")
         st.button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_once(_seek_by), args=(page, runs, 1),
                   disabled=frame >= last and not live and not playing, width="content")
-        st.selectbox(t("player.speed"), SPEEDS, key=_k(page, "speed"), label_visibility="collapsed",
+        # the option labels carry the language, so the widget has a key per language and the speed itself
+        # lives in session state: switching language mid-lecture keeps the speed
+        speed_key, widget_key = _k(page, "speed"), f"{_k(page, 'speed')}@{lang()}"
+        ss[widget_key] = ss[speed_key]
+        st.selectbox(t("player.speed"), SPEEDS, key=widget_key, label_visibility="collapsed",
                      format_func={v: t("player.speed_value", n=v) for v in SPEEDS}.get, help=t("player.speed"),
-                     width=SPEED_WIDTH)
+                     width=SPEED_WIDTH, on_change=lambda: ss.update({speed_key: ss[widget_key]}))
         if not playing:  # while playing there is no slider: a timer rerun could carry a stale position back
             ss[_k(page, "slider")] = min(frame, last)
             st.slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
