@@ -41,9 +41,9 @@ if not runs:
 else:
     experiments.explain_rejections(runs, PAGE)
 
-    st.caption(t("pol.color_note"))
     player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),
                                                         by_class=True, height=240))
+    st.caption(t("pol.color_note"))
     moments.reveal(PAGE, runs)
     if all(r.done for r in runs):
         st.subheader(t("pol.results"))

@@ -114,14 +114,19 @@ def _queue(moment_id: str) -> None:
 def page_header(page_id: str, prefix: str, defaults: dict):
     """A lab's title; its intro, lecture-moment buttons and (drawn by the page into the returned
     container) its form, folded away once there is a run to watch; and the active moment's narration.
-    `defaults` seed the page's widgets on a first visit. Returns (the moment queued for this page, if
-    any; the set-up container)."""
-    st.title(t(f"{prefix}.title"))
+    While a run plays, the title and the set-up are hidden, so the picture has the screen (they stay
+    rendered: a widget not drawn in a run loses its value). `defaults` seed the page's widgets on a
+    first visit. Returns (the moment queued for this page, if any; the set-up container)."""
+    ss = st.session_state
+    header = st.container(key=f"{page_id}-header")
+    if ss.get(f"{page_id}.playing"):
+        st.html(f"<style>.st-key-{page_id}-header {{ display: none; }}</style>")
+    header.title(t(f"{prefix}.title"))
     for name, value in defaults.items():
-        st.session_state.setdefault(f"{page_id}.{name}", value)
+        ss.setdefault(f"{page_id}.{name}", value)
     pending = take_pending(page_id)
-    has_runs = bool(st.session_state.get(f"{page_id}.runs") or st.session_state.get(f"{page_id}.rows"))
-    setup = st.expander(t("ctl.setup"), expanded=not (has_runs or pending), icon="⚙️")
+    has_runs = bool(ss.get(f"{page_id}.runs") or ss.get(f"{page_id}.rows"))
+    setup = header.expander(t("ctl.setup"), expanded=not (has_runs or pending), icon="⚙️")
     with setup:
         st.markdown(t(f"{prefix}.intro"))
         moment_buttons(page_id)
