@@ -16,6 +16,8 @@ from engine.lab.metrics import free_runs, kv_split, kv_timeline, request_metrics
 from engine.lab.trace import Trace, TraceError, TraceRequest, read_trace, write_trace
 from engine.lab.workload import PRESETS, Arrivals, Lengths, RequestClassSpec, Workload, preset
 from engine.llm import LLM, RequestOutput
+from engine.messages import MESSAGES, EngineError, EngineMessage
+from engine.messages import render as render_message
 from engine.models.loader import MODEL_CHOICES, LoadedModel, cache_root, load_model
 from engine.sampling_params import SamplingParams
 
@@ -23,6 +25,8 @@ __all__ = [
     # the offline API and the step loop
     "LLM", "RequestOutput", "LLMEngine", "SamplingParams", "runtime_of", "planned_runtime",
     "cuda_available", "resolve_device",
+    # messages a user meets: a code, its parameters, the English text (the UI translates the code)
+    "MESSAGES", "EngineError", "EngineMessage", "render_message",
     # configuration
     "EngineConfig", "ModelConfig", "ConfigError", "BATCHERS", "POLICIES", "KV_LAYOUTS", "PREEMPTION_MODES",
     "BACKENDS", "cdiv", "blocks_to_reserve",

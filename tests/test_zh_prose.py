@@ -25,6 +25,7 @@ TERMS = {
     "Kwon", "al", "et", "Q", "K", "V", "A100", "H100", "max", "min", "auto", "recompute", "swap", "Poisson", "null",
     "ms", "MB", "MiB", "GB", "GiB", "ID", "id", "ids", "MLP", "vs", "goodput", "Transformer", "softmax",
     "query", "key", "value",  # attention's Q, K and V
+    "OpenAI", "Python", "SSE", "Prometheus",
 }
 # Names and fixed phrases: the product, the language picker's "English", the established "KV cache".
 PHRASES = ("Serving Lab", "English", "KV cache")
@@ -43,11 +44,15 @@ CODE = ({f.name for f in EngineConfig.__dataclass_fields__.values()} | set(BATCH
 def english_words(text: str) -> list[str]:
     """ASCII words that read as English prose: code spans, identifiers (with _ . / digits or CamelCase
     inside), request ids (chat-3), file names and numbers are not."""
+    text = re.sub(r"<style>.*?</style>", " ", text, flags=re.S)  # the page's CSS
+    text = re.sub(r"\]\([^)]*\)", "] ", text)  # a Markdown link's target (glossary?lang=zh#ttft)
     text = re.sub(r"`[^`]*`", " ", text)  # code spans
     text = re.sub(r"https?://\S+|\{[^}]*\}|" + "|".join(PHRASES), " ", text)
     text = re.sub(r"(?<=[\u4e00-\u9fff*])[（(][A-Za-z][A-Za-z -]*[)）]", " ", text)  # a gloss: 重算（recompute）
     words = []
     for token in re.findall(r"[A-Za-z0-9_./#:@+-]*[A-Za-z][A-Za-z0-9_./#:@+-]*", text):
+        if token.startswith("/"):  # a path: /metrics, /v1/completions
+            continue
         token = token.strip(".:-+/")
         if (not token or token in TERMS or token in CODE or re.search(r"[_\d./#@:]", token)
                 or re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", token)):  # request ids, presets, moment ids

@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 import yaml
 
-from engine.messages import MESSAGES, EngineError, EngineMessage, render
+from engine import MESSAGES, EngineError, EngineMessage, render_message
 
 LANGS = ("zh", "en")
 LANG_NAMES = {"zh": "中文", "en": "English"}
@@ -67,7 +67,7 @@ def engine_message(err_or_code, params: dict | None = None) -> str:
     if code not in MESSAGES:
         return str(code)
     templates = {c: strings().get(f"engine.{c}", {}).get(lang(), text) for c, text in MESSAGES.items()}
-    return render(code, params, templates)
+    return render_message(code, params, templates)
 
 
 def run_name(label: str) -> str:
