@@ -120,7 +120,7 @@ if runs:
             cols = views.timeline_columns(run, last, False)
             return [slot_timeline(cols, last, run.frames, vl, window=max(120, run.frames)),
                     block_pool(run.snapshots[last], views.colors(run), vl),
-                    memory_split(views.kv_rows(run), last, run.frames, vl)]
+                    memory_split(views.kv_rows(run), last, run.frames, vl, legend=True)]
 
         safe = name.replace(" ", "").replace("·", "-").replace("#", "run")
         downloads.buttons(run, safe, {"model": ss.get("model", "tiny"), "workload": name}, figures, lab)

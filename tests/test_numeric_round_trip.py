@@ -14,14 +14,16 @@ STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-
 COLUMNS = {"steps": STRINGS["sum.steps"]["en"], "slot_utilisation": STRINGS["sum.slot_util"]["en"],
            "throughput_tok_per_step": STRINGS["sum.tok_per_step"]["en"],
            "kv_waste_share": STRINGS["sum.kv_waste"]["en"],
-           "by_class.chat.ttft_steps.p50": "TTFT p50 · chat", "by_class.support.slo_attainment": "SLO · support"}
+           "by_class.chat.ttft_steps.p50": STRINGS["sum.ttft_p50_class"]["en"].format(cls=STRINGS["cls.chat"]["en"]),
+           "by_class.support.slo_attainment": STRINGS["sum.slo_class"]["en"].format(cls=STRINGS["cls.support"]["en"])}
 NUMERIC = [q for q in load_quiz("en") if q.type == "numeric"]
 
 
 def _row_label(spec: dict) -> str:
+    """The run's name as the page's table shows it (translated, like every run name)."""
     if spec["page"] == "paged-kv":
         return STRINGS[f"kv.v.{spec['label']}"]["en"]
-    return spec["label"]
+    return STRINGS[f"run.name.{spec['label']}"]["en"]
 
 
 def _figure_on_page(at, spec: dict, metric: str) -> str:

@@ -10,7 +10,7 @@ MOMENTS = load_moments()
 
 def test_every_moment_with_runs_asks_for_a_prediction_in_both_languages():
     for m in MOMENTS.values():
-        if m.workload:
+        if m.workload and m.page != "real-server":  # that page measures a live HTTP load, not recorded runs
             assert m.predict and m.predict["zh"] and m.predict["en"], m.id
 
 

@@ -23,12 +23,16 @@ def test_ui_defaults_are_engine_config_defaults():
 
 
 def test_untouched_knobs_leave_the_engine_to_size_itself():
+    """The knobs run as shown: every setting is passed; the sizes left empty stay None ("auto")."""
+    from ui.knobs import DEFAULTS
+
     at = AppTest.from_function(knobs_page).run(timeout=30)
     assert not at.exception and not at.warning
-    assert at.session_state["result"] == {}
+    result = at.session_state["result"]
+    assert result == DEFAULTS and result["num_blocks"] is None and result["max_model_len"] is None
     at.number_input(key="p.num_blocks").set_value(64).run(timeout=30)
     at.number_input(key="p.max_model_len").set_value(256).run(timeout=30)
-    assert at.session_state["result"] == {"num_blocks": 64, "max_model_len": 256}
+    assert at.session_state["result"] == {**DEFAULTS, "num_blocks": 64, "max_model_len": 256}
 
 
 def stopped_run_page():

@@ -10,7 +10,7 @@ from ui.i18n import class_name, labels, lang, run_name, t
 from ui.live_chart import live_chart
 from ui.style import font_scale, scaled
 from viz.blocks import block_pool
-from viz.charts import memory_split
+from viz.charts import memory_split, split_legend_html
 from viz.html import block_tables_html, queue_html
 from viz.palette import class_indices, color_indices, run_color
 from viz.timeline import slot_timeline, timeline_column
@@ -142,8 +142,9 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
                       hover=not animating())
     live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale())
     refusal_note(run, frame)
-    live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(280), title=t("kv.split_title")),
-               f"{key}.split", scaled(280), chart_config(), font_scale=font_scale())
+    live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
+               f"{key}.split", scaled(240), chart_config(), font_scale=font_scale())
+    st.html(split_legend_html(lab))
     if show_tables:
         shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
         widest = run.cache.setdefault("widest_table", max(

@@ -14,16 +14,19 @@ SPLIT_KEYS = ("token_states", "reserved", "internal_fragmentation", "external_fr
 
 
 def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, height: int = 260,
-                 title: str = "") -> go.Figure:
-    """Stacked shares of KV slots over steps, up to `frame`, x fixed to the whole run."""
+                 title: str = "", legend: bool = False) -> go.Figure:
+    """Stacked shares of KV slots over steps, up to `frame`, x fixed to the whole run. `legend`: a plotly
+    legend below the plot (for a saved picture; the lab draws split_legend_html instead)."""
     shown = rows[:frame + 1]
     x = list(range(len(shown)))
     traces = [{"type": "scatter", "x": x, "y": [r[key] / r["total"] for r in shown], "name": labels[key],
                "stackgroup": "kv", "mode": "lines", "line": {"width": 0.5, "color": SPLIT_COLORS[key]},
                "hovertemplate": "%{y:.0%}"} for key in SPLIT_KEYS]
-    # the legend sits under the axis title, with its own room: it never covers the plot or the "step" title
-    fig = figure(traces, {"title": title_(title), "height": height, "margin": {"l": 40, "r": 10, "t": 36, "b": 96},
-                          "uirevision": "split", "hovermode": "x unified",
+    # the legend is HTML below the chart (split_legend_html): in a narrow column a plotly legend wraps
+    # onto the axis title and the ticks
+    margin = {"l": 40, "r": 10, "t": 36, "b": 110 if legend else 40}
+    fig = figure(traces, {"title": title_(title), "height": height, "margin": margin,
+                          "uirevision": "split", "hovermode": "x unified", "showlegend": legend,
                           "legend": {"orientation": "h", "x": 0, "y": 0, "yref": "container", "yanchor": "bottom"},
                           "xaxis": {"title": {"text": labels["step"], "standoff": 4},
                                     "range": [0, max(1, total_frames - 1)]},
@@ -39,6 +42,16 @@ def nice_ticks(top: float, n: int = 5) -> list[float]:
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
     return [round(i * step, 10) for i in range(math.ceil(top / step - 1e-9) + 1)]
+
+
+def split_legend_html(labels: dict) -> str:
+    """The memory split's legend: one swatch and label per share, wrapping with the column."""
+    from html import escape
+
+    items = "".join(f'<span style="white-space:nowrap;margin-right:0.8em"><span style="display:inline-block;'
+                    f'width:0.8em;height:0.8em;background:{SPLIT_COLORS[key]};margin-right:0.3em"></span>'
+                    f'{escape(labels[key])}</span> ' for key in SPLIT_KEYS)
+    return f'<div style="font-size:0.8rem;line-height:1.6">{items}</div>'
 
 
 def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:

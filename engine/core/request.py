@@ -162,10 +162,13 @@ class Request:
         if self.first_token_step is None:
             self.first_token_step, self.first_token_time = step, now
 
-    def finish(self, reason: FinishReason, step: int, now: float, error: EngineMessage | None = None) -> None:
+    def finish(self, reason: FinishReason, step: int, now: float, error: EngineMessage | str | None = None) -> None:
+        """`error`: why it ended early; a plain string (an abort's reason) has no code to translate."""
         self._move(RequestStatus.FINISHED)
         self.finish_reason = reason
-        if error is not None:
+        if isinstance(error, str):
+            self.error = error
+        elif error is not None:
             self.error, self.error_code, self.error_params = str(error), error.code, dict(error.params)
         self.finish_step, self.finish_time = step, now
 
