@@ -108,7 +108,7 @@ def test_the_lecture_moment_brings_its_own_server_and_runs_the_load():
     at.session_state["pending_moment"] = "real-server-knee"
     at.switch_page("pages/real_server.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("real-server-knee" in i.value for i in at.info)
+    assert any("The knee on a real server" in i.value for i in at.info)  # the moment's narration
     assert at.session_state[f"{PAGE}.result"]["server"]["completed"] == 4
     button(at, "stop").click().run()
     assert not at.exception
