@@ -109,7 +109,7 @@ def test_a_wrong_answer_gets_a_hint_and_a_second_try_then_the_explanation(browse
 
 def test_a_prediction_is_revealed_next_to_the_measured_figure(browser, server):
     page = open_page(browser, f"{server}/static-vs-continuous", "en")
-    page.locator(".st-key-static-vs-continuous-moment-btn-chat-and-reports button").click()
+    page.locator(".st-key-static-vs-continuous-moment-btn-chat-and-reports button").first.click()
     page.get_by_text("How many times higher will the chat TTFT p50 be under the fixed batch?").wait_for(timeout=30_000)
     page.get_by_label("Your prediction (a number)").fill("5")
     page.get_by_role("button", name="Save the prediction and run", exact=True).click()
