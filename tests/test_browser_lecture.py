@@ -153,6 +153,36 @@ def scroll_to_top(page) -> None:
                              for (const el of [document.scrollingElement, main]) if (el) el.scrollTop = 0; }""")
 
 
+def play(page) -> None:
+    """Press ▶ until the player shows ⏸ (a click that lands while the page reruns can be lost)."""
+    pause = page.get_by_role("button", name="⏸", exact=True)
+    for _ in range(3):
+        page.get_by_role("button", name="▶", exact=True).click(force=True)
+        try:
+            pause.wait_for(timeout=15_000)
+            return
+        except Exception:
+            wait_idle(page)
+    pause.wait_for(timeout=15_000)
+
+
+def stop(page) -> None:
+    pause = page.get_by_role("button", name="⏸", exact=True)
+    if pause.count():  # (a run that reached its end has paused itself)
+        pause.first.click(force=True)
+    wait_idle(page)
+
+
+def main_picture_box(page, selector: str) -> dict | None:
+    """The main chart's box, once it is drawn (the frame it sits in can be replaced mid-redraw)."""
+    for _ in range(20):
+        box = page.locator(selector).first.bounding_box()
+        if box:
+            return box
+        time.sleep(0.5)
+    return None
+
+
 def toggle_instructor(page) -> None:
     page.locator(".st-key-instructor-widget label").first.click()
     wait_idle(page)
@@ -176,7 +206,7 @@ def test_while_playing_the_picture_is_on_the_first_screen_and_nothing_is_cut(bro
         for instructor in (False, True):
             if instructor != instructor_on(page):
                 toggle_instructor(page)
-            page.get_by_role("button", name="▶", exact=True).click(force=True)
+            play(page)
             for width, height in SIZES:
                 page.set_viewport_size({"width": width, "height": height})
                 time.sleep(1.5)  # a few frames: the chart measures the room below it as it redraws
@@ -184,14 +214,14 @@ def test_while_playing_the_picture_is_on_the_first_screen_and_nothing_is_cut(bro
                 time.sleep(0.5)
                 where = f"{lab} {lang} {width}x{height} instructor={instructor}"
                 assert language_of(page) == lang, where
-                box = page.locator(picture).first.bounding_box()
+                box = main_picture_box(page, picture)
                 assert box and box["y"] >= 0 and box["y"] + box["height"] <= height + 1, f"{where}: main chart at {box}"
                 assert box["x"] >= 0 and box["x"] + box["width"] <= width + 1, f"{where}: main chart at {box}"
                 assert page.evaluate(TRUNCATED) == [], f"{where}: cut text"
                 assert page.evaluate(OVERFLOWING_COLUMNS) == [], f"{where}: side-by-side columns overflow"
                 mode = "-instructor" if instructor else ""
                 page.screenshot(path=str(ARTIFACTS / f"lecture-{lab}-{lang}{mode}-{width}x{height}.png"))
-            page.get_by_role("button", name="⏸", exact=True).click(force=True)
+            stop(page)
             page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
             wait_idle(page)
     assert_no_errors(page)
