@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-LANGS = ("zh", "en")
+from ui.i18n import LANGS
 DEFAULT_LANG = "zh"  # the chapter's language, for a browser that names neither zh nor en
 _WRITTEN = "url_state.written"  # what this session last put in the URL
 

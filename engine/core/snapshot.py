@@ -51,8 +51,22 @@ class RequestView:
     num_recomputed_tokens: int = 0
 
 
+class BatchTokens:
+    """Prefill and decode tokens of a step's batch: what a snapshot and a stats record both report."""
+
+    batch: tuple[ScheduledView, ...]
+
+    @property
+    def num_prefill_tokens(self) -> int:
+        return sum(b.num_prefill_tokens for b in self.batch)
+
+    @property
+    def num_decode_tokens(self) -> int:
+        return sum(b.num_decode_tokens for b in self.batch)
+
+
 @dataclass(frozen=True)
-class StepSnapshot:
+class StepSnapshot(BatchTokens):
     step: int
     time_s: float  # engine clock at the end of the step
     step_time_s: float  # wall time of the whole step
@@ -97,14 +111,6 @@ class StepSnapshot:
     @property
     def num_partial_blocks(self) -> int:
         return sum(1 for f, r in zip(self.block_fill, self.block_ref_count) if r and f < self.block_size)
-
-    @property
-    def num_prefill_tokens(self) -> int:
-        return sum(b.num_prefill_tokens for b in self.batch)
-
-    @property
-    def num_decode_tokens(self) -> int:
-        return sum(b.num_decode_tokens for b in self.batch)
 
     def to_dict(self) -> dict:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
@@ -161,7 +167,7 @@ class StepResult:
 
 
 @dataclass(frozen=True)
-class StepStats:
+class StepStats(BatchTokens):
     """One step's counters without the engine's state: what a benchmark or a server's metrics read.
     An engine made with `snapshots=False` returns these, and skips the per-block and per-request copies."""
 
@@ -177,14 +183,6 @@ class StepStats:
     rejected: tuple[str, ...]
     aborted: tuple[str, ...]
     preempted: tuple[str, ...]
-
-    @property
-    def num_prefill_tokens(self) -> int:
-        return sum(b.num_prefill_tokens for b in self.batch)
-
-    @property
-    def num_decode_tokens(self) -> int:
-        return sum(b.num_decode_tokens for b in self.batch)
 
 
 def _batch(out: SchedulerOutput) -> tuple[ScheduledView, ...]:
