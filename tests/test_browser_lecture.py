@@ -184,7 +184,15 @@ def main_picture_box(page, selector: str) -> dict | None:
 
 
 def toggle_instructor(page) -> None:
-    page.locator(".st-key-instructor-widget label").first.click()
+    """Click the sidebar's instructor switch (retried: the sidebar can be mid-redraw after a pause)."""
+    wait_idle(page)
+    switch = page.locator(".st-key-instructor-widget label").first
+    for _ in range(3):
+        try:
+            switch.click(timeout=20_000)
+            break
+        except Exception:  # noqa: BLE001 - try again once the page is idle
+            wait_idle(page)
     wait_idle(page)
 
 
