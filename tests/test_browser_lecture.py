@@ -191,7 +191,7 @@ def toggle_instructor(page) -> None:
         try:
             switch.click(timeout=20_000)
             break
-        except Exception:  # noqa: BLE001 - try again once the page is idle
+        except Exception:
             wait_idle(page)
     wait_idle(page)
 
