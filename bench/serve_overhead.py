@@ -5,10 +5,11 @@ driven by `python -m engine loadgen`'s client, in one run.
 
 Prints output tokens/s of each path and their ratio (goal: the server keeps >= 80 % on the tiny model).
 Every request is sent at once (request rate inf) and ignores EOS, so both paths generate exactly the
-same tokens with the same batch limits; the server runs in its own process, as it would in use.
+same tokens with the same batch limits, and both engines keep step counters, not cache pictures. The
+server runs as it would in use: its API process, and the engine core in a process of its own.
 Both run torch on one thread: on a shared 2-core machine two OpenMP threads per process make
 small matrix products up to 20x slower, which would swamp what is being measured. The two paths
-take turns, best of three each, so a busy neighbour slows both alike.
+take turns, best of five each, so a busy neighbour slows both alike.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from engine import LLM, SamplingParams  # noqa: E402
 from engine.server.loadgen import LoadSpec, run_load, workload_requests  # noqa: E402
 from engine.server.thread import free_port  # noqa: E402
 
-REPEATS = 3
+REPEATS = 5
 
 
 def offline_run(llm: LLM, requests) -> float:
@@ -75,7 +76,7 @@ def main() -> None:
     requests = workload_requests(args.workload, args.num_prompts, seed=0)
     print(f"{args.model}, workload {args.workload}: {len(requests)} requests, "
           f"{sum(r.max_tokens for r in requests)} output tokens, max_num_seqs {args.max_num_seqs}")
-    llm = LLM(args.model, max_num_seqs=args.max_num_seqs)
+    llm = LLM(args.model, snapshots=False, max_num_seqs=args.max_num_seqs)  # counters only, as the server
     server, url = start_server(args.model, args.max_num_seqs)
     try:
         offline_run(llm, requests[:2]), http_run(url, requests[:2])  # warm-up: first calls pay one-time costs

@@ -30,10 +30,11 @@ class LLM:
     """`LLM(model="tiny", batcher="continuous", block_size=16, max_num_seqs=8, ...)`.
 
     `model` is a name (tiny, smollm2, random-small), a .gguf file, an HF folder, or an already
-    loaded model; every other keyword is an EngineConfig field.
+    loaded model; every other keyword is an EngineConfig field. `snapshots=False`: `on_step` gets each
+    step's counters (StepStats), not a picture of the whole cache, as a server runs it.
     """
 
-    def __init__(self, model: str | LoadedModel = DEFAULT_MODEL, **engine_kwargs):
+    def __init__(self, model: str | LoadedModel = DEFAULT_MODEL, snapshots: bool = True, **engine_kwargs):
         unknown = set(engine_kwargs) - ENGINE_FIELDS
         if unknown:
             raise TypeError(f"unknown engine option(s): {', '.join(sorted(unknown))}")
@@ -43,7 +44,7 @@ class LLM:
             loaded = model
         else:
             loaded = load_model(model, dtype=config.dtype, device=config.device)
-        self.engine = LLMEngine(loaded, config)
+        self.engine = LLMEngine(loaded, config, snapshots=snapshots)
         self.tokenizer = loaded.tokenizer
 
     def generate(self, prompts: str | list[str] | list[list[int]],

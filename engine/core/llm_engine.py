@@ -71,6 +71,13 @@ def make_block_manager(config: EngineConfig) -> KVAllocator:
                         config.enable_prefix_caching, config.num_swap_blocks)
 
 
+def encode(tokenizer, text: str) -> list[int]:
+    """A prompt's token ids, with the BOS token where the model expects one."""
+    ids = tokenizer.encode(text)
+    bos = tokenizer.bos_token_id
+    return [bos] + ids if getattr(tokenizer, "add_bos", False) and bos is not None else ids
+
+
 class LLMEngine:
     def __init__(self, loaded: LoadedModel, config: EngineConfig | None = None, *, snapshots: bool = True):
         """`snapshots=False`: step() returns StepStats, not a StepSnapshot of the whole cache (benchmarks)."""
@@ -162,9 +169,7 @@ class LLMEngine:
         return [int(t) for t in ids]
 
     def encode(self, text: str) -> list[int]:
-        ids = self.tokenizer.encode(text)
-        bos = self.tokenizer.bos_token_id
-        return [bos] + ids if getattr(self.tokenizer, "add_bos", False) and bos is not None else ids
+        return encode(self.tokenizer, text)
 
     def rejection_reason(self, request: Request) -> EngineMessage | None:
         n, limit = request.num_prompt_tokens, self.config.max_model_len

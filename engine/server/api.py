@@ -14,7 +14,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from engine.server.async_engine import AsyncEngine, Overloaded
+from engine.core.llm_engine import encode
+from engine.server.async_engine import AsyncEngine, EngineDead, Overloaded
 from engine.server.protocol import APIError, ChatCompletionRequest, CompletionRequest, parse
 
 MAX_BODY_BYTES = 1 << 20
@@ -51,9 +52,8 @@ class Generation:
 
 
 def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
-    llm = engine.engine
-    tokenizer = llm.tokenizer
-    max_model_len = llm.config.max_model_len
+    tokenizer = engine.info.tokenizer
+    max_model_len = engine.info.max_model_len
 
     @asynccontextmanager
     async def lifespan(app):
@@ -93,7 +93,7 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
             if len(prompt) != 1:
                 raise APIError(400, f"send one prompt per request (got a list of {len(prompt)})", param="prompt")
             prompt = prompt[0]
-        ids = llm.encode(prompt) if isinstance(prompt, str) else list(prompt)
+        ids = encode(tokenizer, prompt) if isinstance(prompt, str) else list(prompt)
         if not prompt or not ids:
             raise APIError(400, "the prompt is empty", param="prompt")
         if len(ids) > max_model_len:
@@ -114,6 +114,8 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
             stream = engine.submit(ids, params, req.priority)
         except Overloaded as e:
             raise APIError(503, str(e), "ServiceUnavailableError", headers={"Retry-After": "1"}) from e
+        except EngineDead as e:
+            raise APIError(503, str(e), "ServiceUnavailableError") from e
         gen = Generation(tokenizer, req.stop_strings)
         gen.num_prompt_tokens = len(ids)
         deltas = stream.__aiter__()
@@ -222,12 +224,12 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
     @app.get("/v1/models")
     async def models():
         return {"object": "list", "data": [{"id": served_model_name, "object": "model", "created": int(time.time()),
-                                            "owned_by": "serving-lab", "root": llm.loaded.source,
+                                            "owned_by": "serving-lab", "root": engine.info.source,
                                             "max_model_len": max_model_len}]}
 
     @app.get("/health")
     async def health():
-        return Response(status_code=200)
+        return Response(status_code=200 if engine.alive else 503)
 
     @app.get("/metrics")
     async def metrics():

@@ -45,24 +45,28 @@ def engine_config_kwargs(args, engine_kwargs) -> dict:
 
 def make_app(model: str, served_model_name: str | None = None, max_waiting: int = 1024,
              max_body_bytes: int = 1 << 20, loaded=None, **engine_kwargs):
-    """The FastAPI app for a model name (or an already loaded model) and EngineConfig keywords."""
-    import torch
-
-    from engine import EngineConfig, LLMEngine, load_model
+    """The FastAPI app for a model name (or an already loaded model) and EngineConfig keywords; the engine
+    loads and steps in a process of its own (engine_core.py)."""
+    from engine import EngineConfig
     from engine.server.api import build_app
     from engine.server.async_engine import AsyncEngine
 
     config = EngineConfig(**engine_kwargs).validate()
-    loaded = loaded or load_model(model, dtype=getattr(torch, config.dtype), device=config.device)
     name = served_model_name or model
-    return build_app(AsyncEngine(LLMEngine(loaded, config), name, max_waiting), name, max_body_bytes)
+    return build_app(AsyncEngine(model, config, name, max_waiting, loaded), name, max_body_bytes)
 
 
 def cmd_serve(args) -> int:
     import uvicorn
 
-    app = make_app(args.model, args.served_model_name, args.max_waiting, args.max_body_bytes,
-                   **engine_config_kwargs(args, args.engine_kwargs))
+    from engine.server.async_engine import EngineDead
+
+    try:
+        app = make_app(args.model, args.served_model_name, args.max_waiting, args.max_body_bytes,
+                       **engine_config_kwargs(args, args.engine_kwargs))
+    except EngineDead as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(f"serving {args.served_model_name or args.model} on http://{args.host}:{args.port}", file=sys.stderr,
           flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)

@@ -1,0 +1,200 @@
+"""EngineCore: the engine's step loop in a process of its own, as vLLM v1 runs it behind its API server.
+
+The API server process parses HTTP, tokenizes, detokenizes and streams; this process only takes requests,
+steps the engine and sends back each step's new tokens. Two processes, not two threads: Python runs one
+thread at a time, so in one process every SSE chunk the server writes is a pause in the engine's steps
+(measured here: the server kept 61 % of the offline throughput in one process).
+
+The two talk through a multiprocessing pipe:
+    API server -> core:  ("add", request_id, prompt_token_ids, SamplingParams, priority) | ("abort", id) | ("stop",)
+    core -> API server:  ("ready", CoreInfo) | ("failed", message) once, then ("step", [CoreOutput], CoreStats)
+"""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import NamedTuple
+
+IDLE_POLL_S = 0.05  # how long an idle core waits for a request before it looks again
+
+
+@dataclass
+class CoreInfo:
+    """What the API server needs to know about the engine: sent once the model is loaded."""
+    tokenizer: object
+    max_model_len: int
+    source: str
+    num_blocks: int
+    pid: int
+
+
+class CoreOutput(NamedTuple):
+    """One request's news from one step: new tokens, its first schedule, or its end. A tuple, not a
+    dataclass: it is pickled for every running request on every step, and tuples pickle fastest."""
+    request_id: str
+    new_token_ids: list[int]
+    num_prompt_tokens: int
+    scheduled: bool  # has had its first step: no longer in the waiting queue
+    finish_reason: str | None = None  # stop / length / aborted, on its last output
+    error: str | None = None  # the engine refused it (too long, can never fit the cache)
+    # engine clock (perf_counter, shared by both processes on one machine) for the latency metrics
+    arrival_time: float | None = None
+    first_scheduled_time: float | None = None
+    first_token_time: float | None = None
+    finish_time: float | None = None
+    token_times: list[float] | tuple = ()  # of the new tokens, after the previous token's time
+    num_cached_tokens: int = 0
+    num_output_tokens: int = 0
+
+
+@dataclass
+class CoreStats:
+    """The engine after a step: the gauges, the step's counters, and whether its blocks balance."""
+    running: int
+    waiting: int
+    num_free_blocks: int
+    num_blocks: int
+    num_requests: int  # requests the engine still holds
+    preempted: int = 0
+    prompt_tokens: int = 0
+    generation_tokens: int = 0
+    iteration_tokens: int = 0
+    invariant_error: str | None = None  # checked whenever the engine falls idle
+
+    @property
+    def kv_usage(self) -> float:
+        return 1 - self.num_free_blocks / self.num_blocks
+
+
+def start_engine_core(model: str, loaded, config):
+    """Spawn the core process; returns (process, connection). Spawned, not forked: a fork of a process
+    that already runs torch's thread pool (or uvicorn's threads) can hang in the child. The core uses as
+    many torch threads as this process does (one, in tests and benchmarks on a shared 2-core machine)."""
+    import multiprocessing as mp
+
+    import torch
+
+    ctx = mp.get_context("spawn")
+    ours, theirs = ctx.Pipe()
+    proc = ctx.Process(target=run_engine_core, args=(theirs, model, loaded, config, torch.get_num_threads()),
+                       name="engine-core", daemon=True)
+    proc.start()
+    theirs.close()
+    return proc, ours
+
+
+def run_engine_core(conn, model: str, loaded, config, num_threads: int) -> None:
+    """The core process: load the model, say ready, then step until told to stop or the server is gone."""
+    try:
+        import torch
+
+        from engine import LLMEngine, load_model
+        torch.set_num_threads(num_threads)
+        loaded = loaded or load_model(model, dtype=getattr(torch, config.dtype), device=config.device)
+        engine = LLMEngine(loaded, config, snapshots=False)  # a server reads counters, not the cache's picture
+    except Exception as e:  # reported to the API server, which prints it and exits
+        from engine.config import ConfigError
+        conn.send(("failed", str(e) if isinstance(e, ConfigError) else f"{type(e).__name__}: {e}"))
+        return
+    conn.send(("ready", CoreInfo(loaded.tokenizer, engine.config.max_model_len, loaded.source,
+                                 engine.config.num_blocks, os.getpid())))
+    try:
+        EngineCore(engine, conn).run()
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):  # the API server went away: nothing to answer
+        pass
+
+
+class EngineCore:
+    def __init__(self, engine, conn):
+        self.engine, self.conn = engine, conn
+        self.sent: dict[str, int] = {}  # request id -> output tokens already sent
+        self.scheduled: set[str] = set()  # requests whose first schedule was reported
+
+    def run(self) -> None:
+        was_busy = True
+        while True:
+            busy = self.engine.has_unfinished()
+            if not self._drain(timeout=0 if busy else IDLE_POLL_S):
+                return
+            if not self.engine.has_unfinished():
+                if was_busy:  # just fell idle: report the gauges, with the block accounting checked
+                    self._send([], self._stats(idle=True))
+                was_busy = False
+                continue
+            was_busy = True
+            try:
+                stats = self.engine.step()
+            except Exception:  # an engine bug must not kill the server: fail the requests in flight
+                traceback.print_exc(file=sys.stderr)
+                self._fail_all("the engine failed on this step; see the server log")
+                continue
+            self._send(self._outputs(), self._stats(stats))
+
+    def _drain(self, timeout: float) -> bool:
+        """Take every message waiting (after up to `timeout` s for the first); False on stop."""
+        while self.conn.poll(timeout):
+            timeout = 0
+            msg = self.conn.recv()
+            if msg[0] == "add":
+                _, request_id, token_ids, params, priority = msg
+                self.engine.add_request(token_ids, params, request_id=request_id, priority=priority)
+                self.sent[request_id] = 0
+            elif msg[0] == "abort":
+                if msg[1] in self.engine.requests:
+                    self.engine.abort(msg[1])
+            elif msg[0] == "stop":
+                return False
+        return True
+
+    def _outputs(self) -> list[CoreOutput]:
+        outputs = []
+        for request_id, sent in list(self.sent.items()):
+            r = self.engine.requests[request_id]
+            new = r.output_token_ids[sent:]
+            newly_scheduled = request_id not in self.scheduled and (r.first_scheduled_time is not None
+                                                                    or r.is_finished)
+            if not new and not r.is_finished and not newly_scheduled:
+                continue
+            self.scheduled.add(request_id)
+            self.sent[request_id] = sent + len(new)
+            outputs.append(CoreOutput(
+                request_id, list(new), r.num_prompt_tokens, True,
+                r.finish_reason.value if r.is_finished and r.finish_reason else None, r.error,
+                r.arrival_time, r.first_scheduled_time, r.first_token_time, r.finish_time,
+                r.token_times[max(sent - 1, 0):sent + len(new)], r.num_cached_tokens, r.num_output_tokens))
+            if r.is_finished:
+                del self.sent[request_id], self.engine.requests[request_id]  # a long-running server keeps none
+                self.scheduled.discard(request_id)
+        return outputs
+
+    def _stats(self, step=None, idle: bool = False) -> CoreStats:
+        e, bm = self.engine, self.engine.block_manager
+        stats = CoreStats(len(e.scheduler.running), len(e.scheduler.waiting) + len(e.pending), bm.num_free_blocks,
+                          bm.num_blocks, len(e.requests))
+        if step is not None:
+            stats.preempted, stats.prompt_tokens = len(step.preempted), step.num_prefill_tokens
+            stats.generation_tokens = len(step.emitted)
+            stats.iteration_tokens = step.num_prefill_tokens + step.num_decode_tokens
+        if idle:
+            try:
+                bm.check_invariants()
+            except AssertionError as err:
+                stats.invariant_error = str(err) or "block accounting does not balance"
+        return stats
+
+    def _send(self, outputs: list[CoreOutput], stats: CoreStats) -> None:
+        self.conn.send(("step", outputs, stats))
+
+    def _fail_all(self, message: str) -> None:
+        outputs = [CoreOutput(request_id, [], 0, True, error=message) for request_id in self.sent]
+        for request_id in self.sent:
+            try:
+                self.engine.abort(request_id)
+            except Exception:  # the engine is already in a bad state; the request goes anyway
+                pass
+            self.engine.requests.pop(request_id, None)
+        self.sent.clear()
+        self.scheduled.clear()
+        self._send(outputs, self._stats())
