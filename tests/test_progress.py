@@ -9,7 +9,7 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from classroom import get_store
-from lessons import load_quiz, load_tasks
+from lessons import load_moments, load_quiz, load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
@@ -42,7 +42,7 @@ def submit(at: AppTest, q, option: int) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-def test_the_link_brings_back_quiz_tries_worksheet_text_and_milestones():
+def test_the_link_brings_back_quiz_tries_worksheet_text_predictions_and_milestones():
     at = session()
     right, wrong = choice_questions(at)[:2]
     submit(at, right, right.answer)
@@ -56,7 +56,13 @@ def test_the_link_brings_back_quiz_tries_worksheet_text_and_milestones():
     widget.input("Blocks are handed out on demand, so memory follows the tokens.").run()
     assert not at.exception
 
+    number_moment = next(m for m in load_moments().values() if m.predict.get("kind") == "number")
+    get_store().record_prediction(token, number_moment.id, 2.5, 3.0)
+    get_store().reach_milestone(token, "quiz-finished")
+
     back = session(link=token)
+    assert back.session_state["predictions"][number_moment.id]["value"] == 2.5
+    assert back.session_state["progress.milestones"] == {"quiz-finished"}
     attempt = back.session_state["quiz.attempt"]
     assert attempt.results[right.id].correct and attempt.tries[right.id] == 1
     assert not attempt.results[wrong.id].correct and attempt.awaiting_retry(wrong.id)
