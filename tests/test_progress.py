@@ -67,6 +67,8 @@ def test_the_link_brings_back_quiz_tries_worksheet_text_predictions_and_mileston
     assert attempt.results[right.id].correct and attempt.tries[right.id] == 1
     assert not attempt.results[wrong.id].correct and attempt.awaiting_retry(wrong.id)
     assert back.session_state["progress.token"] == token
+    back.switch_page("pages/home.py").run()
+    back.switch_page("pages/quiz.py").run()
     back.switch_page("pages/tasks.py").run()
     widget = next(w for w in [*back.text_area, *back.text_input] if w.key == f"task.{task.id}.{field.id}")
     assert widget.value == "Blocks are handed out on demand, so memory follows the tokens."
