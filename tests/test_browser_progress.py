@@ -93,6 +93,7 @@ def test_quiz_and_worksheet_come_back_after_a_reload_and_from_the_bookmarked_lin
     elsewhere = new_page(browser, "en")  # another browser: no cookies, no session, only the link
     goto(elsewhere, link)
     assert "Your link" in elsewhere.inner_text("body")
+    elsewhere.locator(".st-key-progress-panel").screenshot(path=str(ARTIFACTS / "progress-home-link-en.png"))
     assert_progress(elsewhere, "from the bookmarked link", answered=1, retry=True, text=WRITTEN)
     elsewhere.close()
 
