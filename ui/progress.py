@@ -80,7 +80,7 @@ def _adopt(new: str) -> None:
 
 # -- loading a student's progress into the session ----------------------------------------------------------
 
-_SESSION_PREFIXES = ("quiz.", "task.", "tasks.feedback.", "pred.")
+_SESSION_PREFIXES = ("quiz.", "task.", "tasks.feedback.", "pred.", "progress.measured.")
 _SESSION_KEYS = ("answers", "tasks.checked", "predictions", "progress.milestones")
 
 
