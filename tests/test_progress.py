@@ -146,18 +146,18 @@ def test_an_unusable_database_warns_and_the_lab_still_runs(tmp_path, monkeypatch
 def _export_script():
     import streamlit as st
 
-    from ui import progress
+    from ui import progress, progress_panel
     progress.restore()  # the ?s= link the test set
-    st.session_state["exported"] = progress.export_markdown()
+    st.session_state["exported"] = progress_panel.export_markdown()
 
 
 def _import_script():
     import streamlit as st
 
-    from ui import progress
+    from ui import progress_panel
     ss = st.session_state
     if "taken" not in ss:
-        ss["taken"] = progress.import_markdown(ss["markdown"])
+        ss["taken"] = progress_panel.import_markdown(ss["markdown"])
 
 
 def test_export_my_progress_then_import_it_into_a_new_student_regrades_the_quiz_and_keeps_the_rest():
