@@ -1,13 +1,15 @@
 """Serving Lab: navigation, the language switch and the shared sidebar; every page runs inside this frame."""
 import streamlit as st
 
-from ui import nav, sidebar, style, url_state
+from ui import nav, progress, sidebar, style, url_state
 
 st.set_page_config(page_title="Serving Lab", page_icon="🧪", layout="wide")
 url_state.restore()  # ?lang= and ?instructor= first: a deep link or reload opens as it was left
+progress.restore()  # ?s=: a student's saved progress
 sidebar.language_switch()  # before the navigation: page titles in it are translated
 page = nav.navigation()
 sidebar.render()
 url_state.persist()
 style.apply()
+progress.notices()
 page.run()
