@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run class test install install-dev chromium bench clean
+.PHONY: run class test install install-dev chromium postgresql bench clean
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium fonts-noto-cjk fonts-noto-color-emoji >/dev/null; }
 
+# The storage tests start a real PostgreSQL server from Debian's package in a temporary folder (and stop it).
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+
 run: $(VENV)/.installed
 	$(PY) -m ui.serve --server.port $(PORT)
 
@@ -35,7 +41,7 @@ run: $(VENV)/.installed
 class: $(VENV)/.installed
 	$(PY) -m ui.serve --class --server.port $(PORT)
 
-test: $(VENV)/.dev-installed chromium
+test: $(VENV)/.dev-installed chromium postgresql
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 

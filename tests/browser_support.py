@@ -29,6 +29,7 @@ def server(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install -y chromium)")
     port = free_port()
+    # SERVING_LAB_DB (a temporary file, set by conftest.py) goes with the environment: the server stores there
     env = {**os.environ, "SERVING_LAB_CACHE": str(tmp_path_factory.mktemp("cache"))}
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / "server.log", "w")  # the server's own output, for when a test fails

@@ -1,10 +1,21 @@
+import os
 import shutil
+import tempfile
 import time
 
 import pytest
 import torch
 
 torch.set_num_threads(1)  # tiny ops: threads cost more than they give, and CI has 2 cores
+
+# No test writes into the repository's data/ folder: the whole session (AppTest in this process, and the lab
+# server the browser tests start, which inherits the environment) stores progress in a temporary SQLite file.
+_DB_DIR = tempfile.mkdtemp(prefix="serving-lab-db-")
+os.environ["SERVING_LAB_DB"] = f"sqlite:///{_DB_DIR}/serving-lab.db"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_DB_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -37,3 +37,15 @@ def test_the_readme_architecture_lists_every_engine_module():
                 assert p.stem in listed, f"engine/{sub}/{p.name} is missing from the README's architecture"
     for p in (ROOT / "engine").glob("*.py"):
         assert p.stem in listed or p.stem == "__init__", f"engine/{p.name} is missing from the README"
+
+
+def test_the_classroom_imports_no_ui_library_and_the_readme_lists_its_modules():
+    ui_libs = ("streamlit", "plotly", "ui", "viz", "pages", "engine")
+    bad = [f"{p.relative_to(ROOT)}: {m}" for p in (ROOT / "classroom").rglob("*.py") for m in imports(p)
+           if m.split(".")[0] in ui_libs]
+    assert not bad, bad
+    block = (ROOT / "README.md").read_text(encoding="utf-8").split("## Architecture", 1)[1].split("```")[1]
+    assert "classroom/" in block
+    listed = set(re.findall(r"\b[a-z_]+\b", block))
+    missing = [p.name for p in (ROOT / "classroom").glob("*.py") if p.stem != "__init__" and p.stem not in listed]
+    assert not missing, f"classroom modules missing from the README's architecture: {missing}"

@@ -1,0 +1,50 @@
+"""What the store hands back: frozen records, no tokens of other students in any of them."""
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+
+def when(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Student:
+    token: str
+    name: str
+    class_code: str
+    created: datetime
+
+
+@dataclass(frozen=True)
+class QuizAnswer:
+    question_id: str
+    answer: object
+    try_no: int
+    correct: bool
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Grading:
+    task_id: str
+    passed: bool
+    criteria: dict[str, bool]
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Prediction:
+    prompt_id: str
+    value: float
+    measured: float | None
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Poll:
+    id: int
+    class_code: str
+    prompt_id: str
+    state: str  # "open" | "closed"
+    measured: float | None
+    opened_at: datetime

@@ -1,0 +1,97 @@
+"""The tables, in SQLAlchemy Core. Bump SCHEMA_VERSION with every change and add its migration to store.py."""
+from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
+                        UniqueConstraint)
+
+SCHEMA_VERSION = 1
+TOKEN_LEN = 22  # secrets.token_urlsafe(16)
+ID_LEN = 200
+
+metadata = MetaData()
+
+schema_meta = Table(
+    "schema_meta", metadata,
+    Column("id", Integer, primary_key=True),  # a single row, id 1
+    Column("version", Integer, nullable=False),
+)
+
+students = Table(
+    "students", metadata,
+    Column("token", String(TOKEN_LEN), primary_key=True),
+    Column("name", Text, nullable=False, default=""),
+    Column("class_code", String(ID_LEN), nullable=False, default="", index=True),
+    Column("created", Float, nullable=False),
+)
+
+
+def _owned(name: str, *columns, key: tuple[str, ...]) -> Table:
+    """A table of one student's records, one row per (token, *key)."""
+    return Table(
+        name, metadata,
+        Column("token", String(TOKEN_LEN), ForeignKey("students.token", ondelete="CASCADE"), nullable=False),
+        *columns,
+        Column("at", Float, nullable=False),
+        UniqueConstraint("token", *key, name=f"uq_{name}"),
+    )
+
+
+quiz_answers = _owned(
+    "quiz_answers",
+    Column("question_id", String(ID_LEN), nullable=False),
+    Column("try_no", Integer, nullable=False),
+    Column("answer", Text, nullable=False),  # JSON
+    Column("correct", Boolean, nullable=False),
+    key=("question_id", "try_no"),
+)
+
+drafts = _owned(
+    "drafts",
+    Column("task_id", String(ID_LEN), nullable=False),
+    Column("field_id", String(ID_LEN), nullable=False),
+    Column("text", Text, nullable=False),
+    key=("task_id", "field_id"),
+)
+
+gradings = _owned(
+    "gradings",
+    Column("task_id", String(ID_LEN), nullable=False),
+    Column("passed", Boolean, nullable=False),
+    Column("criteria", Text, nullable=False),  # JSON {criterion: bool}
+    key=("task_id",),
+)
+
+predictions = _owned(
+    "predictions",
+    Column("prompt_id", String(ID_LEN), nullable=False),
+    Column("value", Float, nullable=False),
+    Column("measured", Float, nullable=True),
+    key=("prompt_id",),
+)
+
+milestones = _owned(
+    "milestones",
+    Column("milestone_id", String(ID_LEN), nullable=False),
+    key=("milestone_id",),
+)
+
+polls = Table(
+    "polls", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("class_code", String(ID_LEN), nullable=False),
+    Column("prompt_id", String(ID_LEN), nullable=False),
+    Column("state", String(8), nullable=False),  # open | closed
+    Column("measured", Float, nullable=True),
+    Column("opened_at", Float, nullable=False),
+    Column("closed_at", Float, nullable=True),
+    Index("ix_polls_class", "class_code", "id"),
+)
+
+poll_answers = Table(
+    "poll_answers", metadata,
+    Column("poll_id", Integer, ForeignKey("polls.id", ondelete="CASCADE"), nullable=False),
+    Column("token", String(TOKEN_LEN), ForeignKey("students.token", ondelete="CASCADE"), nullable=False),
+    Column("value", Float, nullable=False),
+    Column("at", Float, nullable=False),
+    UniqueConstraint("poll_id", "token", name="uq_poll_answers"),
+)
+
+PROGRESS_TABLES = (quiz_answers, drafts, gradings, predictions, milestones, poll_answers)

@@ -1,0 +1,317 @@
+"""The classroom's storage: students, their progress, live polls. SQLAlchemy Core, so one URL picks the database:
+SQLite by default (one file, WAL, many sessions of one server), PostgreSQL for several replicas behind a balancer.
+
+Thread-safe: the Engine's pool hands each call its own connection, and every write is one transaction.
+"""
+import json
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import create_engine, delete, event, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from . import aggregates, checks
+from .errors import StorageError
+from .records import Grading, Poll, Prediction, QuizAnswer, Student, when
+from .schema import (PROGRESS_TABLES, SCHEMA_VERSION, drafts, gradings, metadata, milestones, poll_answers, polls,
+                     predictions, quiz_answers, schema_meta, students)
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def _sqlite_pragmas(engine) -> None:
+    """WAL lets readers run beside a writer; the busy timeout makes a second writer wait instead of failing.
+    BEGIN IMMEDIATE for writes: a deferred transaction that reads, then writes, can hit SQLITE_BUSY at once
+    (a lock upgrade is never retried), so writers take the write lock before their first read."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None  # SQLAlchemy's begin event below issues BEGIN itself
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+
+
+class Store:
+    """One per process (see classroom.get_store). Every refused input raises StorageError(code, **params)."""
+
+    schema_version = SCHEMA_VERSION
+
+    def __init__(self, url: str):
+        self.url = url
+        try:
+            self._engine = create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=32)
+        except (SQLAlchemyError, ImportError, ValueError) as exc:
+            raise StorageError("unavailable", detail=str(exc)) from None
+        self.dialect = self._engine.dialect.name
+        if self.dialect == "sqlite":
+            _sqlite_pragmas(self._engine)
+        self._open()
+
+    # -- plumbing ---------------------------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator:
+        try:
+            with self._engine.connect() as conn:
+                conn.execution_options(write=True)
+                with conn.begin():
+                    yield conn
+        except DBAPIError as exc:
+            raise StorageError("unavailable", detail=str(exc.orig)) from None
+
+    @contextmanager
+    def _read(self) -> Iterator:
+        try:
+            with self._engine.connect() as conn:
+                yield conn
+        except DBAPIError as exc:
+            raise StorageError("unavailable", detail=str(exc.orig)) from None
+
+    def _insert(self, table):
+        return (postgresql.insert if self.dialect == "postgresql" else sqlite.insert)(table)
+
+    def _upsert(self, conn, table, key: tuple[str, ...], values: dict) -> None:
+        stmt = self._insert(table).values(**values)
+        changed = {k: stmt.excluded[k] for k in values if k not in key}
+        conn.execute(stmt.on_conflict_do_update(index_elements=list(key), set_=changed))
+
+    def _open(self) -> None:
+        with self._write() as conn:
+            metadata.create_all(conn)
+            found = conn.execute(select(schema_meta.c.version).where(schema_meta.c.id == 1)).scalar()
+            if found is None:
+                conn.execute(self._insert(schema_meta).values(id=1, version=SCHEMA_VERSION)
+                             .on_conflict_do_nothing(index_elements=["id"]))
+            elif found > SCHEMA_VERSION:
+                raise StorageError("newer_schema", found=found, supported=SCHEMA_VERSION)
+
+    def _known(self, conn, token: str) -> str:
+        token = checks.token(token)
+        if conn.execute(select(students.c.token).where(students.c.token == token)).first() is None:
+            raise StorageError("unknown_student")
+        return token
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    # -- students ---------------------------------------------------------------------------------------------
+
+    def new_student(self, name: str = "", class_code: str = "") -> str:
+        row = {"name": checks.name(name), "class_code": checks.class_code(class_code), "created": time.time()}
+        token = secrets.token_urlsafe(16)
+        with self._write() as conn:
+            conn.execute(insert(students).values(token=token, **row))
+        return token
+
+    def student(self, token: str) -> Student | None:
+        token = checks.token(token)
+        with self._read() as conn:
+            row = conn.execute(select(students).where(students.c.token == token)).first()
+        return None if row is None else Student(row.token, row.name, row.class_code, when(row.created))
+
+    def update_student(self, token: str, name: str, class_code: str) -> None:
+        values = {"name": checks.name(name), "class_code": checks.class_code(class_code)}
+        with self._write() as conn:
+            token = self._known(conn, token)
+            conn.execute(update(students).where(students.c.token == token).values(**values))
+
+    def start_over(self, token: str) -> None:
+        """Delete every record of this student's progress; the token (and name, class) stay."""
+        with self._write() as conn:
+            token = self._known(conn, token)
+            for table in PROGRESS_TABLES:
+                conn.execute(delete(table).where(table.c.token == token))
+
+    # -- quiz -------------------------------------------------------------------------------------------------
+
+    def record_answer(self, token: str, question_id: str, answer, try_no: int, correct: bool) -> None:
+        """One row per (student, question, try): submitting the same try again changes nothing."""
+        values = {"question_id": checks.item_id(question_id, "question_id"), "try_no": checks.try_no(try_no),
+                  "answer": checks.answer_json(answer), "correct": checks.flag(correct, "correct"), "at": time.time()}
+        with self._write() as conn:
+            token = self._known(conn, token)
+            conn.execute(self._insert(quiz_answers).values(token=token, **values)
+                         .on_conflict_do_nothing(index_elements=["token", "question_id", "try_no"]))
+
+    def quiz_answers(self, token: str) -> list[QuizAnswer]:
+        token = checks.token(token)
+        with self._read() as conn:
+            rows = conn.execute(select(quiz_answers).where(quiz_answers.c.token == token)
+                                .order_by(quiz_answers.c.at, quiz_answers.c.question_id, quiz_answers.c.try_no)).all()
+        return [QuizAnswer(r.question_id, json.loads(r.answer), r.try_no, bool(r.correct), when(r.at)) for r in rows]
+
+    # -- worksheets -------------------------------------------------------------------------------------------
+
+    def save_draft(self, token: str, task_id: str, field_id: str, text: str) -> None:
+        values = {"task_id": checks.item_id(task_id, "task_id"), "field_id": checks.item_id(field_id, "field_id"),
+                  "text": checks.text(text, "text"), "at": time.time()}
+        with self._write() as conn:
+            token = self._known(conn, token)
+            self._upsert(conn, drafts, ("token", "task_id", "field_id"), {"token": token, **values})
+
+    def drafts(self, token: str) -> dict[str, dict[str, str]]:
+        token = checks.token(token)
+        with self._read() as conn:
+            rows = conn.execute(select(drafts.c.task_id, drafts.c.field_id, drafts.c.text)
+                                .where(drafts.c.token == token)).all()
+        out: dict[str, dict[str, str]] = {}
+        for task_id, field_id, text in rows:
+            out.setdefault(task_id, {})[field_id] = text
+        return out
+
+    def record_grading(self, token: str, task_id: str, passed: bool, criteria: dict[str, bool]) -> None:
+        values = {"task_id": checks.item_id(task_id, "task_id"), "passed": checks.flag(passed, "passed"),
+                  "criteria": checks.criteria_json(criteria), "at": time.time()}
+        with self._write() as conn:
+            token = self._known(conn, token)
+            self._upsert(conn, gradings, ("token", "task_id"), {"token": token, **values})
+
+    def gradings(self, token: str) -> dict[str, Grading]:
+        token = checks.token(token)
+        with self._read() as conn:
+            rows = conn.execute(select(gradings).where(gradings.c.token == token)).all()
+        return {r.task_id: Grading(r.task_id, bool(r.passed), json.loads(r.criteria), when(r.at)) for r in rows}
+
+    # -- predictions ------------------------------------------------------------------------------------------
+
+    def record_prediction(self, token: str, prompt_id: str, value: float, measured: float | None = None) -> None:
+        values = {"prompt_id": checks.item_id(prompt_id, "prompt_id"), "value": checks.number(value, "value"),
+                  "measured": None if measured is None else checks.number(measured, "measured"), "at": time.time()}
+        with self._write() as conn:
+            token = self._known(conn, token)
+            self._upsert(conn, predictions, ("token", "prompt_id"), {"token": token, **values})
+
+    def set_measured(self, token: str, prompt_id: str, measured: float) -> None:
+        prompt_id = checks.item_id(prompt_id, "prompt_id")
+        measured = checks.number(measured, "measured")
+        with self._write() as conn:
+            token = self._known(conn, token)
+            conn.execute(update(predictions).values(measured=measured)
+                         .where(predictions.c.token == token, predictions.c.prompt_id == prompt_id))
+
+    def predictions(self, token: str) -> dict[str, Prediction]:
+        token = checks.token(token)
+        with self._read() as conn:
+            rows = conn.execute(select(predictions).where(predictions.c.token == token)).all()
+        return {r.prompt_id: Prediction(r.prompt_id, r.value, r.measured, when(r.at)) for r in rows}
+
+    # -- milestones -------------------------------------------------------------------------------------------
+
+    def reach_milestone(self, token: str, milestone_id: str) -> None:
+        milestone_id = checks.item_id(milestone_id, "milestone_id")
+        with self._write() as conn:
+            token = self._known(conn, token)
+            conn.execute(self._insert(milestones).values(token=token, milestone_id=milestone_id, at=time.time())
+                         .on_conflict_do_nothing(index_elements=["token", "milestone_id"]))
+
+    def milestones(self, token: str) -> set[str]:
+        token = checks.token(token)
+        with self._read() as conn:
+            return set(conn.execute(select(milestones.c.milestone_id).where(milestones.c.token == token)).scalars())
+
+    # -- the class, summed (no tokens, names only when asked) ---------------------------------------------------
+
+    def class_quiz(self, class_code: str) -> dict:
+        with self._read() as conn:
+            return aggregates.class_quiz(conn, checks.class_code(class_code, required=True))
+
+    def class_worksheets(self, class_code: str) -> dict:
+        with self._read() as conn:
+            return aggregates.class_worksheets(conn, checks.class_code(class_code, required=True))
+
+    def class_predictions(self, class_code: str) -> dict:
+        with self._read() as conn:
+            return aggregates.class_predictions(conn, checks.class_code(class_code, required=True))
+
+    def class_csv(self, class_code: str, show_names: bool = False) -> str:
+        with self._read() as conn:
+            return aggregates.class_csv(conn, checks.class_code(class_code, required=True), show_names)
+
+    def class_size(self, class_code: str) -> int:
+        code = checks.class_code(class_code, required=True)
+        with self._read() as conn:
+            return conn.execute(select(func.count()).select_from(students)
+                                .where(students.c.class_code == code)).scalar_one()
+
+    # -- live polls -------------------------------------------------------------------------------------------
+
+    def open_poll(self, class_code: str, prompt_id: str) -> int:
+        """Open a poll for the class; any poll of the class still open is closed first (one at a time)."""
+        code = checks.class_code(class_code, required=True)
+        prompt_id = checks.item_id(prompt_id, "prompt_id")
+        now = time.time()
+        with self._write() as conn:
+            conn.execute(update(polls).where(polls.c.class_code == code, polls.c.state == "open")
+                         .values(state="closed", closed_at=now))
+            return conn.execute(insert(polls).values(class_code=code, prompt_id=prompt_id, state="open",
+                                                     opened_at=now).returning(polls.c.id)).scalar_one()
+
+    def _poll(self, conn, where) -> Poll | None:
+        row = conn.execute(select(polls).where(*where).order_by(polls.c.id.desc()).limit(1)).first()
+        return None if row is None else Poll(row.id, row.class_code, row.prompt_id, row.state, row.measured,
+                                             when(row.opened_at))
+
+    def current_poll(self, class_code: str) -> Poll | None:
+        code = checks.class_code(class_code, required=True)
+        with self._read() as conn:
+            return self._poll(conn, (polls.c.class_code == code, polls.c.state == "open"))
+
+    def latest_poll(self, class_code: str) -> Poll | None:
+        """The open poll, or else the one closed last (its measured value is what students see revealed)."""
+        code = checks.class_code(class_code, required=True)
+        with self._read() as conn:
+            return self._poll(conn, (polls.c.class_code == code,))
+
+    def answer_poll(self, poll_id: int, token: str, value: float) -> None:
+        """One answer per student and poll; answering again replaces it. Only students of the poll's class."""
+        value = checks.number(value, "value")
+        with self._write() as conn:
+            token = self._known(conn, token)
+            poll = conn.execute(select(polls.c.class_code, polls.c.state).where(polls.c.id == poll_id)).first()
+            if poll is None:
+                raise StorageError("unknown_poll")
+            if poll.state != "open":
+                raise StorageError("poll_closed")
+            mine = conn.execute(select(students.c.class_code).where(students.c.token == token)).scalar_one()
+            if mine != poll.class_code:
+                raise StorageError("unknown_class")
+            self._upsert(conn, poll_answers, ("poll_id", "token"),
+                         {"poll_id": poll_id, "token": token, "value": value, "at": time.time()})
+
+    def poll_values(self, poll_id: int) -> list[float]:
+        with self._read() as conn:
+            return list(conn.execute(select(poll_answers.c.value).where(poll_answers.c.poll_id == poll_id)
+                                     .order_by(poll_answers.c.at)).scalars())
+
+    def close_poll(self, poll_id: int, measured: float | None = None) -> None:
+        measured = None if measured is None else checks.number(measured, "measured")
+        with self._write() as conn:
+            done = conn.execute(update(polls).where(polls.c.id == poll_id)
+                                .values(state="closed", measured=measured, closed_at=time.time()))
+            if done.rowcount == 0:
+                raise StorageError("unknown_poll")
+
+
+_lock = threading.Lock()
+_stores: dict[str, Store] = {}
+
+
+def get_store(url: str | None = None) -> Store:
+    """The process's Store for SERVING_LAB_DB (or the default file), opened once and shared by every session."""
+    from . import database_url
+    url = url or database_url()
+    with _lock:
+        if url not in _stores:
+            _stores[url] = Store(url)
+        return _stores[url]
