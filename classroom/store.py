@@ -144,6 +144,12 @@ class Store:
             conn.execute(self._insert(quiz_answers).values(token=token, **values)
                          .on_conflict_do_nothing(index_elements=["token", "question_id", "try_no"]))
 
+    def clear_quiz(self, token: str) -> None:
+        """A new quiz attempt: the tries of the last one go (the rest of the progress stays)."""
+        with self._write() as conn:
+            token = self._known(conn, token)
+            conn.execute(delete(quiz_answers).where(quiz_answers.c.token == token))
+
     def quiz_answers(self, token: str) -> list[QuizAnswer]:
         token = checks.token(token)
         with self._read() as conn:

@@ -1,7 +1,7 @@
 """Home: what the lab is, how to use it, and every lecture moment one click away."""
 import streamlit as st
 
-from ui import nav, moments
+from ui import nav, moments, progress
 from ui.i18n import lang, t
 
 st.title(t("home.title"))
@@ -13,6 +13,7 @@ if c[1].button(t("home.tasks"), key="home.tasks"):
     nav.go("tasks")
 if c[2].button(t("home.quiz"), key="home.quiz"):
     nav.go("quiz")
+progress.panel()
 st.subheader(t("home.moments"))
 cols = st.columns(3)
 for i, p in enumerate(moments.all_moments().values()):

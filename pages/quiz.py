@@ -5,7 +5,7 @@ import streamlit as st
 
 from lessons import TOPICS, load_quiz, metric_value, quiz_order, run_spec, shuffled_items
 from lessons.attempt import Attempt, option_order
-from ui import experiments, nav, moments
+from ui import experiments, nav, moments, progress
 from ui.i18n import lang, t
 
 ss = st.session_state
@@ -19,6 +19,11 @@ def start_over() -> None:
     ss["quiz.hints"] = set()
     for key in [k for k in ss if str(k).startswith("quiz.q.")]:
         del ss[key]
+
+
+def restart() -> None:
+    start_over()
+    progress.quiz_restarted()
 
 
 def lab_measured(q, spec: dict) -> float | None:
@@ -39,7 +44,7 @@ st.title(t("quiz.title"))
 st.markdown(t("quiz.intro"))
 c = st.columns([1.2, 1.5, 5], vertical_alignment="bottom")
 c[0].number_input(t("quiz.seed"), 0, 9999, key="quiz.seed", help=t("quiz.seed_help"))
-c[1].button(t("quiz.restart"), key="quiz.restart", on_click=start_over)
+c[1].button(t("quiz.restart"), key="quiz.restart", on_click=restart)
 c[2].progress(score["answered"] / len(order), text=t("quiz.score2", total=len(order), **score))
 
 with st.expander(t("quiz.by_topic")):
@@ -101,6 +106,7 @@ if c[0].button(t("quiz.submit_again") if retry else t("quiz.submit"), type="prim
         ss["quiz.unmeasured"] = q.id
     else:
         attempt.submit(q, answer, measured)
+        progress.quiz_answer(q, answer, measured, attempt)
     st.rerun()
 if c[1].button(t("quiz.hint_button"), key=f"quiz.q.{q.id}.hint", disabled=hint_shown or done):
     ss["quiz.hints"].add(q.id)
@@ -141,4 +147,5 @@ elif result is not None and result.message:
     st.caption(result.message)
 
 if score["answered"] == len(order):
+    progress.milestone("quiz-finished")
     st.subheader(t("quiz.final2", total=len(order), **score))

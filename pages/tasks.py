@@ -3,7 +3,7 @@ Answers persist in the session and export to (and import from) a Markdown file."
 import streamlit as st
 
 from lessons import answers_from_markdown, answers_to_markdown, check_task, load_tasks
-from ui import experiments, nav, moments
+from ui import experiments, nav, moments, progress
 from ui.i18n import lang, t
 
 ss = st.session_state
@@ -37,6 +37,7 @@ def import_answers(text: str) -> None:
         for fid, value in fields.items():
             if fid in known.get(tid, ()):
                 answers.setdefault(tid, {})[fid] = ss[f"task.{tid}.{fid}"] = value
+                progress.draft(tid, fid, value)
                 n += 1
     st.success(t("tasks.imported", n=n))
 
@@ -56,6 +57,7 @@ with st.expander(t("tasks.save")):
 
 def keep(tid: str, fid: str) -> None:
     answers.setdefault(tid, {})[fid] = ss[f"task.{tid}.{fid}"]
+    progress.draft(tid, fid, ss[f"task.{tid}.{fid}"])
 
 
 def text_field(container, task, f, label_visibility="visible") -> None:
@@ -115,6 +117,7 @@ for task in tasks:
             feedback = check_task(task, answers.get(task.id, {}))
             checked[task.id] = feedback.passed
             ss[f"tasks.feedback.{task.id}"] = feedback
+            progress.grading(task, feedback)
             st.rerun()
         feedback = ss.get(f"tasks.feedback.{task.id}")
         if feedback is not None:

@@ -138,10 +138,10 @@ def test_the_passcode_also_comes_from_secrets_toml(monkeypatch, tmp_path):
     assert passcode.matches("the environment wins") and not passcode.matches("from the file")
 
 
-def student_app(token: str, code: str) -> AppTest:
+def student_app(token: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["lang"] = "en"
-    at.session_state["student.token"], at.session_state["student.class_code"] = token, code
+    at.session_state["progress.token"] = token  # as ui.progress keeps it, after a `?s=` link or a first answer
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -149,7 +149,7 @@ def student_app(token: str, code: str) -> AppTest:
 
 def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured):
     code, db = f"p-{uuid.uuid4().hex[:8]}", get_store()
-    students = [student_app(db.new_student("", code), code) for _ in range(2)]
+    students = [student_app(db.new_student("", code)) for _ in range(2)]
     teacher = enter(class_view(), PASSCODE)
     teacher.text_input(key="class-view.class.widget").input(code).run()
     next(b for b in teacher.button if b.label.startswith("🎓 Chats and long reports")).click().run()
@@ -181,4 +181,4 @@ def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured)
         at.run()
         result = next(m.value for m in at.markdown if m.value.startswith("📊"))
         assert f"Measured: **{measured:.3g}** · your answer: {mine} · the class: 2 answers, median 4.25" in result
-    assert {p.measured for p in db.predictions(students[0].session_state["student.token"]).values()} == {measured}
+    assert {p.measured for p in db.predictions(students[0].session_state["progress.token"]).values()} == {measured}

@@ -35,7 +35,7 @@ def render() -> None:
     if not code:
         st.info(t("cv.pick_class"))
         return
-    db = store()
+    db = store(warn=True)
     if db is not None:
         st.fragment(_live, run_every=REFRESH_S)(db, code, show_names)
 

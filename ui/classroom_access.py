@@ -5,25 +5,24 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import StorageError, get_store
-from ui import passcode
-from ui.i18n import strings, t
+from ui import passcode, progress
 
 UNLOCKED = "instructor.unlocked"  # session key: this session entered the right passcode
 CLASS = "instructor.class_code"  # session key: the class the instructor looks at and polls
 
 
-def store():
-    """The process's store, or None (with a warning) when the database cannot be used."""
+def store(warn: bool = False):
+    """The process's store, or None when the database cannot be used (ui.progress already warns students)."""
     try:
         return get_store()
     except StorageError as e:
-        st.warning(message(e), icon="⚠️")
+        if warn:
+            st.warning(message(e), icon="⚠️")
         return None
 
 
 def message(err: StorageError) -> str:
-    key = f"classroom.error.{err.code}"
-    return t(key, **err.params) if key in strings() else err.code
+    return progress.error_text(err)
 
 
 def unlocked() -> bool:
@@ -37,13 +36,13 @@ def instructor_class() -> str | None:
 
 
 def student() -> tuple[str | None, str | None]:
-    """This session's student token and class code (set by the progress panel, ui/progress.py)."""
-    ss = st.session_state
-    token, code = ss.get("student.token"), ss.get("student.class_code")
-    if token and not code and (db := store()) is not None:
-        try:
-            found = db.student(token)
-        except StorageError:
-            found = None
-        code = found.class_code if found else None
-    return token, code or None
+    """This session's student token (ui.progress keeps it) and the class code stored with it."""
+    token = progress.token(create=False)
+    db = store() if token else None
+    if db is None:
+        return token, None
+    try:
+        found = db.student(token)
+    except StorageError:
+        found = None
+    return token, (found.class_code if found else None) or None

@@ -5,7 +5,7 @@ import streamlit as st
 
 from lessons import load_moments
 from lessons import predictions
-from ui import nav, poll
+from ui import nav, poll, progress
 from ui.i18n import lang, strings, t
 
 
@@ -38,6 +38,7 @@ def take_pending(page_id: str):
         if all_moments()[pid].predict and not _predicted(all_moments()[pid]):
             return None
         del st.session_state["pending_moment"]
+        progress.milestone(f"moment:{pid}")
         st.session_state[f"{page_id}.moment"] = pid
         if f"{page_id}.scale" in st.session_state:
             st.session_state[f"{page_id}.scale"] = 1.0  # a moment is one exact run: the quiz grades against it
@@ -64,7 +65,10 @@ def _predicted(moment) -> bool:
         box.empty()
         return True
     if go:
-        if predictions.record(ss.setdefault("predictions", {}), moment, raw, by_room=room):
+        made = predictions.record(ss.setdefault("predictions", {}), moment, raw, by_room=room)
+        if made:
+            if not room:
+                progress.prediction(moment, made)
             box.empty()
             return True
         st.error(t("pred.not_number" if p["kind"] == "number" else "pred.pick"))
@@ -88,6 +92,8 @@ def reveal(page_id: str, runs) -> None:
     made = predictions.made(st.session_state.get("predictions", {}), pid)
     if not made or value is None:
         return
+    if not made.by_room:
+        progress.measured(pid, value)
     shown = (lambda v: t(f"pred.choice.{v}")) if isinstance(value, str) else (lambda v: f"{v:.3g}")
     st.info(t("pred.reveal", who=t("pred.room_said" if made.by_room else "pred.you_said"),
               guess=shown(made.value), measured=shown(value)), icon="🔮")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine import cuda_available, planned_runtime
-from ui import models, moments
+from ui import models, moments, progress
 from ui.i18n import LANG_NAMES, LANGS, choice, lang, t
 from ui.models import MODELS, is_loaded
 
@@ -49,6 +49,7 @@ def render() -> None:
     device_line(sb, model)
     sb.toggle(t("side.instructor"), key=_bound("instructor"), help=t("side.instructor_help"),
               on_change=_copy, args=("instructor.widget", "instructor"))
+    progress.sidebar_line()
     if st.session_state.get("instructor"):
         with sb.expander(t("side.moments"), expanded=True):
             for p in moments.all_moments().values():

@@ -59,13 +59,15 @@ def kept() -> dict[str, str]:
     params = {"lang": ss.get("lang", DEFAULT_LANG)}
     if ss.get("instructor"):
         params["instructor"] = "1"
+    if ss.get("progress.token"):  # the student's saved progress (ui/progress.py)
+        params["s"] = ss["progress.token"]
     return params
 
 
 def persist() -> None:
     """After the sidebar's widgets ran: the URL says what the session now holds."""
     params, qp = kept(), st.query_params
-    for name in ("lang", "instructor"):
+    for name in ("lang", "instructor", "s"):
         if name in params:
             if qp.get(name) != params[name]:
                 qp[name] = params[name]

@@ -1,0 +1,141 @@
+"""Students come back (ui/progress.py): the `?s=` link restores the quiz, worksheets and predictions, a bad link
+starts afresh with a message, sessions never see each other's answers, an unusable database only warns."""
+import threading
+from pathlib import Path
+from unittest.mock import MagicMock
+
+import pytest
+import yaml
+from streamlit.testing.v1 import AppTest
+
+from classroom import get_store
+from lessons import load_moments, load_quiz, load_tasks
+
+ROOT = Path(__file__).resolve().parent.parent
+STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+
+
+def session(path: str = "pages/quiz.py", link: str | None = None, lang: str = "en") -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.session_state["lang"] = lang
+    if link is not None:
+        at.query_params["s"] = link
+    at.run()
+    if path:
+        at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def choice_questions(at: AppTest):
+    questions = {q.id: q for q in load_quiz("en")}
+    return [questions[qid] for qid in at.session_state["quiz.order"] if questions[qid].type == "single"]
+
+
+def submit(at: AppTest, q, option: int) -> None:
+    """Go to question q, pick an option, submit."""
+    at.session_state["quiz.index"] = at.session_state["quiz.order"].index(q.id)
+    at.run()
+    key = f"quiz.q.{q.id}" + (".2" if at.session_state["quiz.attempt"].tries.get(q.id) else "")
+    at.radio(key=key).set_value(option)
+    next(b for b in at.button if b.key == f"quiz.q.{q.id}.submit").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_the_link_brings_back_quiz_tries_worksheet_text_predictions_and_milestones():
+    at = session()
+    right, wrong = choice_questions(at)[:2]
+    submit(at, right, right.answer)
+    submit(at, wrong, (wrong.answer + 1) % len(wrong.options))
+    token = at.query_params["s"][0] if isinstance(at.query_params["s"], list) else at.query_params["s"]
+    assert get_store().student(token) is not None
+    at.switch_page("pages/tasks.py").run()
+    task = load_tasks("en")[0]
+    field = task.fields[0]
+    widget = next(w for w in [*at.text_area, *at.text_input] if w.key == f"task.{task.id}.{field.id}")
+    widget.input("Blocks are handed out on demand, so memory follows the tokens.").run()
+    assert not at.exception
+
+    number_moment = next(m for m in load_moments().values() if m.predict.get("kind") == "number")
+    get_store().record_prediction(token, number_moment.id, 2.5, 3.0)
+    get_store().reach_milestone(token, "quiz-finished")
+
+    back = session(link=token)
+    assert back.session_state["predictions"][number_moment.id]["value"] == 2.5
+    assert back.session_state["progress.milestones"] == {"quiz-finished"}
+    attempt = back.session_state["quiz.attempt"]
+    assert attempt.results[right.id].correct and attempt.tries[right.id] == 1
+    assert not attempt.results[wrong.id].correct and attempt.awaiting_retry(wrong.id)
+    assert back.session_state["progress.token"] == token
+    back.switch_page("pages/tasks.py").run()
+    widget = next(w for w in [*back.text_area, *back.text_input] if w.key == f"task.{task.id}.{field.id}")
+    assert widget.value == "Blocks are handed out on demand, so memory follows the tokens."
+
+    stranger = session()
+    assert stranger.session_state["quiz.attempt"].results == {}
+    assert "progress.token" not in stranger.session_state
+
+
+@pytest.mark.parametrize("link, key", [("not-a-token", "progress.bad_link"),
+                                       ("A" * 22, "progress.unknown_link"),
+                                       ("'); DROP TABLE students; --", "progress.bad_link")])
+def test_a_malformed_or_unknown_link_starts_afresh_with_a_message(link, key):
+    at = session(path="", link=link)
+    assert STRINGS[key]["en"] in [w.value for w in at.warning]
+    assert "progress.token" not in at.session_state and "s" not in at.query_params
+
+
+@pytest.fixture
+def one_runtime(monkeypatch):
+    """AppTest sets and clears a process-wide mock Runtime around each run, so runs in parallel threads would
+    clear it under each other: here every run shares one mock runtime that nothing clears."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.caching.storage.dummy_cache_storage import MemoryCacheStorageManager
+    from streamlit.runtime.media_file_manager import MediaFileManager
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    shared = MagicMock(spec=Runtime)
+    shared.media_file_mgr = MediaFileManager(MemoryMediaFileStorage("/mock/media"))
+    shared.cache_storage_manager = MemoryCacheStorageManager()
+    monkeypatch.setattr(Runtime, "instance", classmethod(lambda cls: shared))
+    monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
+
+
+def test_app_sessions_submitting_at_once_each_keep_exactly_their_own_answers(one_runtime):
+    """Four AppTest sessions in threads submit their answers together; every answer is stored once, under its
+    own student."""
+    sessions = [session() for _ in range(4)]
+    questions = choice_questions(sessions[0])[:3]
+    gate, errors = threading.Barrier(len(sessions)), []
+
+    def student(i, at):
+        try:
+            gate.wait()
+            for q in questions:
+                submit(at, q, i % len(q.options))
+        except Exception as exc:  # reported below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=student, args=(i, at)) for i, at in enumerate(sessions)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not errors, errors
+    tokens = [at.session_state["progress.token"] for at in sessions]
+    assert len(set(tokens)) == len(sessions)
+    for i, tok in enumerate(tokens):
+        stored = get_store().quiz_answers(tok)
+        assert sorted((a.question_id, a.try_no, a.answer) for a in stored) == \
+            sorted((q.id, 1, i % len(q.options)) for q in questions)
+
+
+def test_an_unusable_database_warns_and_the_lab_still_runs(tmp_path, monkeypatch):
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"not a database at all" * 64)
+    monkeypatch.setenv("SERVING_LAB_DB", str(corrupt))
+    at = session(path="")
+    assert any(STRINGS["progress.unavailable"]["en"].split(":")[0] in w.value for w in at.warning)
+    at.switch_page("pages/quiz.py").run()
+    submit(at, choice_questions(at)[0], 0)  # the quiz still grades; nothing is saved
+    assert at.session_state["quiz.attempt"].results and "progress.token" not in at.session_state
