@@ -1,5 +1,6 @@
 """The instructor's class view and the live polls under streamlit.testing: the passcode gate, the class's
 aggregates with names hidden by default, and a poll from opening to the measured value on every screen."""
+import json
 import uuid
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from classroom import get_store
 from lessons import load_quiz, load_tasks
 from ui import passcode
+from viz.classroom import RIGHT, WRONG
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSCODE = "correct horse 7"
@@ -114,6 +116,8 @@ def test_the_right_passcode_shows_the_class_aggregates(configured, klass):
     assert "Poll open (class {}): 1 answers so far".format(klass["code"]) in captions
     charts = at.get("plotly_chart")
     assert len(charts) == 4  # the question's answers, the worksheet's criteria, the predictions, the poll
+    answers = json.loads(charts[0].proto.spec)["data"][0]
+    assert sorted(answers["marker"]["color"]) == sorted([RIGHT, WRONG])  # the right answer green, the wrong grey
     assert at.get("download_button")
     assert not any(token in shown_text(at) for token in klass["tokens"])
 

@@ -143,10 +143,14 @@ def _quiz(quiz: dict) -> None:
             st.caption(t("cv.question_line", n=entry["students"], first=entry["first_try_correct"],
                          second=entry["second_try_correct"]))
             counts: dict[str, int] = {}
+            right = _correct_labels(question)
             for answer, k in entry["answers"].items():
-                label = _short(answer_label(question, answer), 40)
+                full = answer_label(question, answer)
+                label = _short(full, 40)
                 counts[label] = counts.get(label, 0) + k
-            st.plotly_chart(answer_bars(counts, _correct_labels(question), {"count": t("cv.count")}),
+                if full in right:
+                    right.add(label)
+            st.plotly_chart(answer_bars(counts, right, {"count": t("cv.count")}),
                             key=f"{PAGE}.q.{qid}", config={"displayModeBar": False})
 
 

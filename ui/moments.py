@@ -72,12 +72,8 @@ def _predicted(moment) -> bool:
             box.empty()
             return True
         st.error(t("pred.not_number" if p["kind"] == "number" else "pred.pick"))
-    panel = st.empty()
-    with panel.container():
-        closed = room and poll.instructor_panel(moment)
-    if closed:  # "close and run": the class's answers are the room's prediction
+    if room and poll.instructor_panel(moment):  # "close and run": the class's answers are the room's prediction
         box.empty()
-        panel.empty()
         return True
     return False
 

@@ -61,8 +61,10 @@ def instructor_panel(moment) -> bool:
                 st.rerun()
             return False
         ss[key] = current.id
-        st.fragment(_live_answers, run_every=POLL_S)(db, current.id, code)
-        if not st.button(t("poll.close_run"), key=f"{key}.close", type="primary"):
+        left, right = st.columns([1, 2])
+        with right:
+            st.fragment(_live_answers, run_every=POLL_S)(db, current.id, code)
+        if not left.button(t("poll.close_run"), key=f"{key}.close", type="primary", icon="▶️"):
             return False
         values = db.poll_values(current.id)
         db.close_poll(current.id, None)  # no more answers while the experiment runs

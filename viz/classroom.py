@@ -67,8 +67,7 @@ def answer_bars(counts: dict[str, int], correct: set[str], labels: dict, height:
     height = height or 60 + 28 * max(1, len(answers))
     trace = {"type": "bar", "orientation": "h", "y": answers, "x": [counts[a] for a in answers],
              "marker": {"color": [RIGHT if a in correct else WRONG for a in answers]},
-             "hovertemplate": "%{y}: %{x}<extra></extra>", "text": [counts[a] for a in answers],
-             "textposition": "auto"}
+             "hovertemplate": "%{y}: %{x}<extra></extra>"}
     return figure([trace], {"height": height, "margin": {"l": 10, "r": 10, "t": 6, "b": 30}, "showlegend": False,
                             "xaxis": {"title": {"text": labels["count"], "standoff": 2}, "rangemode": "tozero",
                                       "dtick": 1 if max(counts.values(), default=0) <= 10 else None},
@@ -80,8 +79,7 @@ def criteria_bars(passed: dict[str, int], students: int, labels: dict, height: i
     names = list(passed)
     height = height or 60 + 28 * max(1, len(names))
     trace = {"type": "bar", "orientation": "h", "y": names, "x": [passed[n] for n in names],
-             "marker": {"color": RIGHT}, "text": [f"{passed[n]} / {students}" for n in names], "textposition": "auto",
-             "hovertemplate": "%{y}: %{x}<extra></extra>"}
+             "marker": {"color": RIGHT}, "hovertemplate": f"%{{y}}: %{{x}} / {students}<extra></extra>"}
     return figure([trace], {"height": height, "margin": {"l": 10, "r": 10, "t": 6, "b": 30}, "showlegend": False,
                             "xaxis": {"title": {"text": labels["students"], "standoff": 2},
                                       "range": [0, max(1, students)], "dtick": 1 if students <= 10 else None},
