@@ -86,7 +86,7 @@ def seed_quiz(db, tokens: list[str]) -> None:
 def shoot_at(page, selector: str, name: str) -> None:
     """Screenshots with `selector` scrolled into view, once the page has stopped redrawing."""
     wait_idle(page)
-    page.locator(selector).first.scroll_into_view_if_needed()
+    page.locator(selector).first.evaluate("el => el.scrollIntoView({block: 'center'})")
     shoot(page, name)
 
 

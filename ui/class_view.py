@@ -146,7 +146,7 @@ def _quiz(quiz: dict) -> None:
             right = _correct_labels(question)
             for answer, k in entry["answers"].items():
                 full = answer_label(question, answer)
-                label = _short(full, 40)
+                label = _short(full, 24)  # the full text is the question's help and the CSV's
                 counts[label] = counts.get(label, 0) + k
                 if full in right:
                     right.add(label)
