@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import create_engine, delete, event, func, insert, select, update
+from sqlalchemy import create_engine, delete, event, func, insert, make_url, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
@@ -50,7 +50,11 @@ class Store:
     def __init__(self, url: str):
         self.url = url
         try:
-            self._engine = create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=32)
+            parsed = make_url(url)
+            if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
+                # each pooled connection would get a database of its own: sessions would not share progress
+                raise StorageError("unavailable", detail="an in-memory SQLite database; name a file")
+            self._engine = create_engine(parsed, pool_pre_ping=True, pool_size=8, max_overflow=32)
         except (SQLAlchemyError, ImportError, ValueError) as exc:
             raise StorageError("unavailable", detail=str(exc)) from None
         self.dialect = self._engine.dialect.name

@@ -279,6 +279,19 @@ def test_a_corrupt_database_file_is_refused_as_unavailable(tmp_path):
     assert err.value.code == "unavailable"
 
 
+def test_a_database_that_cannot_be_created_is_refused_as_unavailable(tmp_path):
+    with pytest.raises(StorageError) as err:
+        Store(f"sqlite:///{tmp_path / 'no-such-folder' / 'lab.db'}")
+    assert err.value.code == "unavailable"
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "nosuchdb://x", "not a url"])
+def test_an_in_memory_or_unknown_database_url_is_refused_as_unavailable(url):
+    with pytest.raises(StorageError) as err:
+        Store(url)
+    assert err.value.code == "unavailable"
+
+
 def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path):
     s = Store(f"sqlite:///{tmp_path / 'lab.db'}")
     with s._engine.connect() as conn:

@@ -67,6 +67,8 @@ def test_the_link_brings_back_quiz_tries_worksheet_text_predictions_and_mileston
     assert attempt.results[right.id].correct and attempt.tries[right.id] == 1
     assert not attempt.results[wrong.id].correct and attempt.awaiting_retry(wrong.id)
     assert back.session_state["progress.token"] == token
+    back.switch_page("pages/home.py").run()
+    back.switch_page("pages/quiz.py").run()
     back.switch_page("pages/tasks.py").run()
     widget = next(w for w in [*back.text_area, *back.text_input] if w.key == f"task.{task.id}.{field.id}")
     assert widget.value == "Blocks are handed out on demand, so memory follows the tokens."
@@ -139,3 +141,94 @@ def test_an_unusable_database_warns_and_the_lab_still_runs(tmp_path, monkeypatch
     at.switch_page("pages/quiz.py").run()
     submit(at, choice_questions(at)[0], 0)  # the quiz still grades; nothing is saved
     assert at.session_state["quiz.attempt"].results and "progress.token" not in at.session_state
+
+
+def _export_script():
+    import streamlit as st
+
+    from ui import progress
+    progress.restore()  # the ?s= link the test set
+    st.session_state["exported"] = progress.export_markdown()
+
+
+def _import_script():
+    import streamlit as st
+
+    from ui import progress
+    ss = st.session_state
+    if "taken" not in ss:
+        ss["taken"] = progress.import_markdown(ss["markdown"])
+
+
+def test_export_my_progress_then_import_it_into_a_new_student_regrades_the_quiz_and_keeps_the_rest():
+    store = get_store()
+    questions = [q for q in load_quiz("en") if q.type == "single"][:2]
+    tok = store.new_student("Ex", "")
+    store.record_answer(tok, questions[0].id, questions[0].answer, 1, True)
+    store.record_answer(tok, questions[1].id, (questions[1].answer + 1) % len(questions[1].options), 1, False)
+    task = load_tasks("en")[0]
+    store.save_draft(tok, task.id, task.fields[0].id, "```fenced``` and 中文")
+    moment = next(m for m in load_moments().values() if m.predict.get("kind") == "number")
+    store.record_prediction(tok, moment.id, 1.75)
+
+    export = AppTest.from_function(_export_script, default_timeout=60)
+    export.query_params["s"] = tok
+    export.run()
+    assert not export.exception, [e.value for e in export.exception]
+    markdown = export.session_state["exported"]
+    assert "中文" in markdown and questions[0].id in markdown
+
+    imported = AppTest.from_function(_import_script, default_timeout=60)
+    imported.session_state["markdown"] = markdown
+    imported.run()
+    assert not imported.exception, [e.value for e in imported.exception]
+    new = imported.session_state["progress.token"]
+    assert new != tok and imported.session_state["taken"] == 4
+    tries = {(a.question_id, a.try_no): a.correct for a in store.quiz_answers(new)}
+    assert tries == {(questions[0].id, 1): True, (questions[1].id, 1): False}  # graded again, not copied
+    assert store.drafts(new) == {task.id: {task.fields[0].id: "```fenced``` and 中文"}}
+    assert store.predictions(new)[moment.id].value == 1.75
+
+
+def test_an_imported_quiz_answer_is_graded_here_not_taken_on_trust():
+    q = next(q for q in load_quiz("en") if q.type == "single")
+    wrong = (q.answer + 1) % len(q.options)
+    forged = f"# x\n\n## Quiz (`quiz-answers`)\n\n### q (`{q.id}`)\n\n```\n[{wrong}]\n```\n"
+    imported = AppTest.from_function(_import_script, default_timeout=60)
+    imported.session_state["markdown"] = forged
+    imported.run()
+    new = imported.session_state["progress.token"]
+    assert [(a.try_no, a.correct) for a in get_store().quiz_answers(new)] == [(1, False)]
+
+
+def test_home_sets_a_name_and_class_code_and_start_over_clears_the_saved_progress():
+    at = session(path="")
+    at.text_input(key="progress.name").input("Lin 林")
+    at.text_input(key="progress.class_code").input("cs-2026")
+    next(b for b in at.button if b.label == STRINGS["progress.start"]["en"]).click().run()
+    tok = at.session_state["progress.token"]
+    me = get_store().student(tok)
+    assert (me.name, me.class_code) == ("Lin 林", "cs-2026")
+    q = next(q for q in load_quiz("en") if q.type == "single")
+    get_store().record_answer(tok, q.id, q.answer, 1, True)
+    get_store().reach_milestone(tok, "quiz-finished")
+
+    at.button(key="progress.start_over").click().run()
+    assert not at.exception
+    assert get_store().quiz_answers(tok) == [] and get_store().milestones(tok) == set()
+    assert get_store().student(tok).name == "Lin 林" and at.session_state["progress.token"] == tok
+    # (AppTest reruns only the page after the first run, so app.py's notices() would show this on the next run)
+    assert at.session_state["progress.notice"][1] == "progress.started_over"
+
+
+def test_an_oversized_draft_is_refused_with_a_message_and_not_stored():
+    at = session(path="pages/tasks.py")
+    task = load_tasks("en")[0]
+    field = next(f for f in task.fields if f.kind == "long")
+    at.text_area(key=f"task.{task.id}.{field.id}").input("x" * 6000).run()
+    assert not at.exception
+    tok = at.session_state["progress.token"]
+    assert get_store().drafts(tok) == {}
+    kind, key, params = at.session_state["progress.notice"]  # shown above the next page drawn (app.py)
+    assert (kind, key, params["limit"], params["length"]) == ("error", "classroom.error.too_long", 5000, 6000)
+    assert "{limit}" in STRINGS[key]["en"] and "{limit}" in STRINGS[key]["zh"]

@@ -80,7 +80,7 @@ def _adopt(new: str) -> None:
 
 # -- loading a student's progress into the session ----------------------------------------------------------
 
-_SESSION_PREFIXES = ("quiz.", "task.", "tasks.feedback.", "pred.")
+_SESSION_PREFIXES = ("quiz.", "task.", "tasks.feedback.", "pred.", "progress.measured.")
 _SESSION_KEYS = ("answers", "tasks.checked", "predictions", "progress.milestones")
 
 
@@ -121,11 +121,7 @@ def load(store, tok: str) -> None:
     """Put the student's stored progress where the pages read it."""
     ss = st.session_state
     _load_quiz(store.quiz_answers(tok))
-    drafts = store.drafts(tok)
-    ss["answers"] = drafts
-    for tid, fields in drafts.items():
-        for fid, text in fields.items():
-            ss[f"task.{tid}.{fid}"] = text
+    ss["answers"] = store.drafts(tok)  # the worksheet page seeds its (absent) widgets from here
     ss["tasks.checked"] = {tid: g.passed for tid, g in store.gradings(tok).items()}
     moments = load_moments()
     ss["predictions"] = {}

@@ -1,0 +1,104 @@
+"""Students come back, in a real browser: quiz answers and worksheet text survive a reload, the bookmarked link
+brings them back in a fresh browser (another device, tomorrow), and a browser without the link sees none of it.
+
+Screenshots: tests/artifacts/progress-*.png."""
+import re
+import time
+from pathlib import Path
+
+import yaml
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
+from playwright.sync_api import expect
+
+from classroom import get_store
+from lessons import load_quiz, load_tasks, quiz_order
+
+STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+WRITTEN = "Paged blocks are handed out per token as sequences grow, so nobody waits for the longest request."
+
+
+def goto(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+
+
+def sidebar_page(page, title: str) -> None:
+    """Switch pages as a person does: the sidebar's link (keeps the session)."""
+    page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title).first.click()
+    page.wait_for_function("t => document.querySelector('h1') && document.querySelector('h1').innerText.includes(t)",
+                           arg=title, timeout=60_000)
+    wait_idle(page)
+
+
+def answer_on_screen(page, q, option: int) -> None:
+    page.get_by_text(q.options[option], exact=True).click()
+    page.get_by_role("button", name=re.compile("^(Submit|Try again)$")).click()
+    wait_idle(page)
+
+
+def why_online(page):
+    label = next(f.label for f in load_tasks("en")[0].fields if f.id == "why_online")
+    return page.get_by_label(label, exact=True)
+
+
+def assert_progress(page, where: str, *, answered: int, retry: bool, text: str) -> None:
+    sidebar_page(page, STRINGS["quiz.title"]["en"])
+    shown = page.get_by_text(re.compile(rf"^Finished {answered} / \d+"))
+    shown.first.wait_for(timeout=20_000)  # raises: the quiz score is not back
+    body = page.inner_text("body")
+    assert (STRINGS["quiz.retry"]["en"] in body) == retry, f"{where}: the second try is not where it was left"
+    sidebar_page(page, STRINGS["tasks.title"]["en"])
+    expect(why_online(page)).to_have_value(text, timeout=20_000)  # the box can be drawn before its value
+    assert_no_errors(page)
+
+
+def test_quiz_and_worksheet_come_back_after_a_reload_and_from_the_bookmarked_link(browser, server):
+    order = quiz_order(load_quiz("en"), 0)
+    singles = [(i, q) for i, q in enumerate(order) if q.type == "single"][:2]
+    page = new_page(browser, "en")
+    goto(page, f"{server}/quiz?lang=en")
+    (i1, right), (i2, wrong) = singles
+    for _ in range(i1):
+        page.get_by_role("button", name="Next", exact=True).click()
+        wait_idle(page)
+    answer_on_screen(page, right, right.answer)
+    page.get_by_text(STRINGS["quiz.right"]["en"], exact=True).wait_for(timeout=30_000)
+    for _ in range(i2 - i1):
+        page.get_by_role("button", name="Next", exact=True).click()
+        wait_idle(page)
+    answer_on_screen(page, wrong, (wrong.answer + 1) % len(wrong.options))
+    page.get_by_text(STRINGS["quiz.retry"]["en"]).wait_for(timeout=30_000)
+    page.wait_for_function("() => new URLSearchParams(location.search).get('s')", timeout=30_000)
+
+    sidebar_page(page, STRINGS["tasks.title"]["en"])
+    why_online(page).fill(WRITTEN)
+    page.locator("h1").first.click()  # leaving the box commits it
+    wait_idle(page)
+    token = re.search(r"[?&]s=([\w-]+)", page.url).group(1)
+    deadline = time.monotonic() + 30
+    while get_store().drafts(token).get("compare-batching", {}).get("why_online") != WRITTEN:  # written through
+        assert time.monotonic() < deadline, "the worksheet text was not written through to the store"
+        time.sleep(0.5)
+
+    page.reload()
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    assert_progress(page, "after a reload", answered=1, retry=True, text=WRITTEN)
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').first.inner_text().strip()
+    assert f"s={token}" in link, link
+    page.screenshot(path=str(ARTIFACTS / "progress-restored-en.png"), full_page=True)
+    page.close()
+
+    elsewhere = new_page(browser, "en")  # another browser: no cookies, no session, only the link
+    goto(elsewhere, link)
+    assert "Your link" in elsewhere.inner_text("body")
+    elsewhere.locator(".st-key-progress-panel").screenshot(path=str(ARTIFACTS / "progress-home-link-en.png"))
+    assert_progress(elsewhere, "from the bookmarked link", answered=1, retry=True, text=WRITTEN)
+    elsewhere.close()
+
+    stranger = new_page(browser, "en")
+    goto(stranger, f"{server}/quiz?lang=en")
+    assert_progress(stranger, "a browser without the link", answered=0, retry=False, text="")
+    assert token not in stranger.url and token not in stranger.inner_text("body")
+    stranger.close()
