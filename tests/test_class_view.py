@@ -156,12 +156,12 @@ def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured)
     students = [student_app(db.new_student("", code)) for _ in range(2)]
     teacher = enter(class_view(), PASSCODE)
     teacher.text_input(key="class-view.class.widget").input(code).run()
-    next(b for b in teacher.button if b.label.startswith("🎓 Chats and long reports")).click().run()
+    teacher.button(key="side.moment.online-uniform").click().run()  # a numeric prediction, and a short run
     teacher.switch_page("pages/static_vs_continuous.py")  # AppTest would rerun the page it last switched to
     next(b for b in teacher.button if b.label == f"📊 Open the poll for class {code}").click().run()
     assert not teacher.exception, [e.value for e in teacher.exception]
     poll = db.current_poll(code)
-    assert poll.prompt_id == "chat-and-reports"
+    assert poll.prompt_id == "online-uniform"
 
     for at, value in zip(students, ("2", "abc")):
         at.run()
