@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run test install install-dev chromium postgresql bench clean
+.PHONY: run class test install install-dev chromium postgresql bench clean
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ postgresql:
 
 run: $(VENV)/.installed
 	$(PY) -m ui.serve --server.port $(PORT)
+
+# A room: every network interface, only with an instructor passcode (SERVING_LAB_PASSCODE or .streamlit/secrets.toml)
+class: $(VENV)/.installed
+	$(PY) -m ui.serve --class --server.port $(PORT)
 
 test: $(VENV)/.dev-installed chromium postgresql
 	$(VENV)/bin/ruff check .

@@ -1,7 +1,7 @@
 """Serving Lab: navigation, the language switch and the shared sidebar; every page runs inside this frame."""
 import streamlit as st
 
-from ui import nav, progress, sidebar, style, url_state
+from ui import nav, poll, progress, sidebar, style, url_state
 
 st.set_page_config(page_title="Serving Lab", page_icon="🧪", layout="wide")
 url_state.restore()  # ?lang= and ?instructor= first: a deep link or reload opens as it was left
@@ -12,4 +12,5 @@ sidebar.render()
 url_state.persist()
 style.apply()
 progress.notices()
+poll.student_banner()  # a live poll of the student's class, above every page
 page.run()

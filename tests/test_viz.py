@@ -114,3 +114,28 @@ def test_html_views_escape_and_show_the_queue(run):
     assert all(f">{b}</span>" in tables for b in snap.block_tables[first])
     evil = snap.__class__(**{**snap.__dict__, "waiting": ("<script>x</script>",), "requests": {}})
     assert "<script>" not in queue_html(evil, {}, LABELS)
+
+
+def test_a_prediction_histogram_counts_every_value_and_marks_the_measured_one():
+    from viz.classroom import bins, prediction_histogram
+    values = [1.0, 1.2, 1.5, 2.0, 2.0, 3.7, 9.5]
+    start, width, counts = bins(values, 4.2)
+    assert sum(counts) == len(values) and start <= min(values) and start + width * len(counts) > max(values)
+    for v in values:  # each value lands in the bin that covers it
+        i = int((v - start) // width)
+        assert counts[i] > 0
+    labels = {"count": "n", "value": "v", "measured": "measured", "none": "none yet"}
+    fig = validated(prediction_histogram(values, 4.2, labels))
+    assert sum(fig.data[0].y) == len(values)
+    assert fig.layout.shapes[0].x0 == 4.2 and "4.2" in fig.layout.annotations[0].text
+    assert sum(validated(prediction_histogram([3.0, 3.0], None, labels)).data[0].y) == 2  # all equal: one bin
+    empty = validated(prediction_histogram([], None, labels))
+    assert not empty.data and empty.layout.annotations[0].text == "none yet"
+
+
+def test_answer_and_criteria_bars_show_the_counts():
+    from viz.classroom import RIGHT, answer_bars, criteria_bars
+    fig = validated(answer_bars({"a": 3, "b": 1}, {"b"}, {"count": "n"}))
+    assert list(fig.data[0].x) == [3, 1] and list(fig.data[0].marker.color)[1] == RIGHT
+    fig = validated(criteria_bars({"names the cost": 2, "gives a number": 0}, 3, {"students": "n"}))
+    assert list(fig.data[0].x) == [2, 0] and fig.layout.xaxis.range == (0, 3)

@@ -5,7 +5,7 @@ import streamlit as st
 
 from lessons import load_moments
 from lessons import predictions
-from ui import nav, progress
+from ui import nav, poll, progress
 from ui.i18n import lang, strings, t
 
 
@@ -72,17 +72,21 @@ def _predicted(moment) -> bool:
             box.empty()
             return True
         st.error(t("pred.not_number" if p["kind"] == "number" else "pred.pick"))
+    if room and poll.instructor_panel(moment):  # "close and run": the class's answers are the room's prediction
+        box.empty()
+        return True
     return False
 
 
 def reveal(page_id: str, runs) -> None:
     """After the active moment's runs: the prediction next to what the engine measured."""
     pid = st.session_state.get(f"{page_id}.moment")
-    made = predictions.made(st.session_state.get("predictions", {}), pid) if pid else None
-    if not made or not runs or not all(r.done for r in runs):
+    if not pid or pid not in all_moments() or not runs or not all(r.done for r in runs):
         return
     value = predictions.measured(all_moments()[pid], {r.label: r.summary() for r in runs})
-    if value is None:
+    poll.reveal(pid, value)  # a live poll on this moment: its answers against the measured value
+    made = predictions.made(st.session_state.get("predictions", {}), pid)
+    if not made or value is None:
         return
     if not made.by_room:
         progress.measured(pid, value)

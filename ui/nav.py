@@ -23,6 +23,7 @@ SECTIONS = {
                      ("glossary", "pages/glossary.py", "gloss.title", "📚"),
                      ("playground", "pages/playground.py", "pg.title", "🛝")],
 }
+INSTRUCTOR = {"nav.instructor": [("class", "pages/class_view.py", "cv.title", "👩‍🏫")]}  # in instructor mode only
 
 
 def _lesson_page(lesson_id: str):
@@ -35,9 +36,10 @@ def _lesson_page(lesson_id: str):
 
 
 def navigation():
+    sections = {**SECTIONS, **(INSTRUCTOR if st.session_state.get("instructor") else {})}
     pages = {t(section): [st.Page(path, title=t(title), icon=icon, url_path=url, default=(url == "home"))
                           for url, path, title, icon in entries]  # the default page lives at "/"
-             for section, entries in SECTIONS.items()}
+             for section, entries in sections.items()}
     lessons = [st.Page(_lesson_page(lesson.id), title=lesson.title, icon="📖", url_path=f"lesson-{lesson.id}")
                for lesson in load_lessons(lang())]
     pages[t("nav.lessons")] += lessons

@@ -1,0 +1,169 @@
+"""A live poll in a real browser: an instructor opens a lecture moment's poll, two students on the class code
+answer from their own browsers, the instructor's histogram fills in, and "close and run" reveals the measured
+value on all three screens. Then the class view, with the class's aggregates.
+
+Screenshots: tests/artifacts/poll-*.png and class-view-*.png (zh and en; 1440x900 and 1280x720)."""
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
+
+from classroom import get_store
+from lessons import load_quiz
+
+STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+PASSCODE = "lecture hall 3"
+SIZES = [(1440, 900), (1280, 720)]
+MOMENT = "online-uniform"  # a numeric prediction, and a short run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def instructor_passcode():
+    """Set before the module's server starts (autouse fixtures come first): the server inherits it."""
+    before = os.environ.get("SERVING_LAB_PASSCODE")
+    os.environ["SERVING_LAB_PASSCODE"] = PASSCODE
+    yield
+    if before is None:
+        del os.environ["SERVING_LAB_PASSCODE"]
+    else:
+        os.environ["SERVING_LAB_PASSCODE"] = before
+
+
+def text_of(page, selector: str) -> str:
+    loc = page.locator(selector)
+    return " ".join(loc.all_inner_texts()) if loc.count() else ""
+
+
+def wait_for_text(page, selector: str, pattern: str, timeout: float = 60) -> str:
+    """Until an element matching selector shows text matching pattern (fragments refresh it every few seconds)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        shown = text_of(page, selector)
+        if re.search(pattern, shown):
+            return shown
+        time.sleep(0.5)
+    page.screenshot(path=str(ARTIFACTS / "poll-failed.png"), full_page=True)
+    raise AssertionError(f"{selector} never showed {pattern!r}; it shows {text_of(page, selector)!r}")
+
+
+def shoot(page, name: str) -> None:
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        time.sleep(1.0)
+        page.screenshot(path=str(ARTIFACTS / f"{name}-{width}x{height}.png"))
+    page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+
+
+def unlock(page, server: str, lang: str, code: str) -> None:
+    page.goto(f"{server}/class?instructor=1&lang={lang}")
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    page.locator('input[type="password"]').fill(PASSCODE)
+    page.locator('[data-testid="stMain"] button').filter(has_text=STRINGS["cv.unlock"][lang]).click()
+    page.locator(".st-key-class-view-class-widget input").wait_for(timeout=30_000)
+    page.locator(".st-key-class-view-class-widget input").fill(code)
+    page.locator(".st-key-class-view-class-widget input").press("Enter")
+    wait_for_text(page, '[data-testid="stMain"]', re.escape(code))
+    wait_idle(page)
+
+
+def seed_quiz(db, tokens: list[str]) -> None:
+    """A few quiz answers, so that the class view's first tab has something to show."""
+    questions = [q for q in load_quiz("en") if q.type == "single"][:3]
+    for i, tok in enumerate(tokens):
+        for q in questions:
+            first = q.answer if i == 0 else (q.answer + 1) % len(q.options)
+            db.record_answer(tok, q.id, first, 1, first == q.answer)
+            if first != q.answer:
+                db.record_answer(tok, q.id, q.answer, 2, True)
+
+
+def shoot_at(page, selector: str, name: str) -> None:
+    """Screenshots with `selector` scrolled into view, once the page has stopped redrawing."""
+    wait_idle(page)
+    page.locator(selector).first.evaluate("el => el.scrollIntoView({block: 'center'})")
+    shoot(page, name)
+
+
+def switch_language(page, lang: str) -> None:
+    page.locator('[data-testid="stSidebar"]').get_by_text({"zh": "中文", "en": "English"}[lang], exact=True).click()
+    wait_idle(page)
+
+
+def test_a_live_poll_reaches_two_students_and_reveals_the_measured_value_on_all_three_screens(browser, server):
+    """The instructor and one student in English, the other student in Chinese."""
+    code, db = f"room-{uuid.uuid4().hex[:6]}", get_store()
+    tokens = [db.new_student(name, code) for name in ("Ada Student", "Lin Student")]
+    seed_quiz(db, tokens)
+
+    teacher = new_page(browser, "en", *SIZES[0])
+    unlock(teacher, server, "en", code)
+    teacher.locator(f".st-key-side-moment-{MOMENT} button").first.click()
+    opener = teacher.locator(f".st-key-poll-{MOMENT}-open button").first
+    opener.wait_for(timeout=60_000)
+    assert code in opener.inner_text()
+    opener.click()
+    teacher.locator(".st-key-poll-live").first.wait_for(timeout=30_000)
+
+    students = []
+    for tok, value, lang in zip(tokens, ("3", "12.5"), ("en", "zh")):  # each from the bookmarked link, own context
+        page = new_page(browser, lang, *SIZES[0])
+        page.goto(f"{server}/?s={tok}&lang={lang}")
+        page.locator(".st-key-poll-banner input").first.wait_for(timeout=60_000)
+        wait_for_text(page, ".st-key-poll-banner", re.escape(load_moment_question(lang)))
+        page.locator(".st-key-poll-banner input").first.fill(value)
+        page.locator(".st-key-poll-banner button").filter(has_text=STRINGS["poll.send"][lang]).first.click()
+        wait_for_text(page, ".st-key-poll-banner", re.escape(STRINGS["poll.sent"][lang].format(value=value)))
+        shoot(page, f"poll-student-open-{lang}")
+        students.append(page)
+
+    wait_for_text(teacher, ".st-key-poll-live", re.escape(STRINGS["poll.live"]["en"].format(code=code, n=2)))
+    assert teacher.locator(".st-key-poll-live .js-plotly-plot .bars path").count() >= 1  # the histogram is drawn
+    assert sorted(db.poll_values(db.current_poll(code).id)) == [3.0, 12.5]
+    shoot_at(teacher, ".st-key-poll-live", "poll-instructor-live-en")
+
+    teacher.locator(f".st-key-poll-{MOMENT}-close button").first.click()
+    shown = wait_for_text(teacher, ".st-key-poll-reveal", r"\d", timeout=300)
+    measured = db.latest_poll(code).measured
+    assert measured is not None and db.latest_poll(code).state == "closed"
+    assert STRINGS["poll.closed_line"]["en"].format(n=2, median="7.75", measured=f"{measured:.3g}") in shown
+    assert_no_errors(teacher)
+    shoot_at(teacher, ".st-key-poll-reveal", "poll-instructor-reveal-en")
+    for page, lang, mine in zip(students, ("en", "zh"), ("3", "12.5")):
+        result = wait_for_text(page, ".st-key-poll-banner", re.escape(f"{measured:.3g}"), timeout=30)
+        assert mine in result
+        assert_no_errors(page)
+        shoot(page, f"poll-student-reveal-{lang}")
+    switch_language(teacher, "zh")  # the reveal stays, now in Chinese
+    wait_for_text(teacher, ".st-key-poll-reveal", re.escape(
+        STRINGS["poll.closed_line"]["zh"].format(n=2, median="7.75", measured=f"{measured:.3g}")))
+    shoot_at(teacher, ".st-key-poll-reveal", "poll-instructor-reveal-zh")
+
+    # the class view: the students' poll answers are their predictions, with the measured value; names hidden
+    teacher.locator('[data-testid="stSidebarNav"] a[href*="class"]').click()
+    for lang in ("zh", "en"):
+        if lang == "en":
+            switch_language(teacher, "en")
+        wait_for_text(teacher, '[data-testid="stMain"]', re.escape(STRINGS["cv.refreshed"][lang].format(
+            code=code, students=2, seconds=3)))
+        wait_idle(teacher)
+        assert "Ada Student" not in teacher.inner_text("body")
+        shoot(teacher, f"class-view-quiz-{lang}")
+        teacher.get_by_role("tab", name=STRINGS["cv.tab.predictions"][lang]).click()
+        wait_for_text(teacher, '[data-testid="stMain"]', re.escape(STRINGS["cv.prediction_line"][lang].format(n=2)))
+        time.sleep(1)
+        shoot(teacher, f"class-view-predictions-{lang}")
+        teacher.get_by_role("tab", name=STRINGS["cv.tab.quiz"][lang]).click()
+    assert_no_errors(teacher)
+    for page in (teacher, *students):
+        page.close()
+
+
+def load_moment_question(lang: str) -> str:
+    from lessons import load_moments
+    return load_moments()[MOMENT].predict[lang]

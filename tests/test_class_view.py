@@ -1,0 +1,188 @@
+"""The instructor's class view and the live polls under streamlit.testing: the passcode gate, the class's
+aggregates with names hidden by default, and a poll from opening to the measured value on every screen."""
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+from classroom import get_store
+from lessons import load_quiz, load_tasks
+from ui import passcode
+from viz.classroom import RIGHT, WRONG
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSCODE = "correct horse 7"
+NAME = "Zelda Quorum"  # a name that appears nowhere else in the lab
+
+
+@pytest.fixture(autouse=True)
+def app_frame_every_run(monkeypatch):
+    """Every run goes through app.py, as under `python -m ui.serve` (which turns the pages-folder mode off).
+    AppTest turns that mode back on before each run, and a rerun would then run the page file alone: no
+    sidebar, and no poll banner, which app.py draws."""
+    init = PagesManager.__init__
+
+    def without_pages_folder(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+    monkeypatch.setattr(PagesManager, "__init__", without_pages_folder)
+
+
+@pytest.fixture
+def configured(monkeypatch, tmp_path):
+    monkeypatch.setattr(passcode, "SECRETS", tmp_path / "secrets.toml")  # never the repository's own file
+    monkeypatch.setenv(passcode.ENV, PASSCODE)
+
+
+@pytest.fixture
+def unconfigured(monkeypatch, tmp_path):
+    monkeypatch.setattr(passcode, "SECRETS", tmp_path / "secrets.toml")
+    monkeypatch.delenv(passcode.ENV, raising=False)
+
+
+@pytest.fixture
+def klass():
+    """A class of two students with quiz answers, a graded worksheet, predictions and an open poll."""
+    code, db = f"c-{uuid.uuid4().hex[:8]}", get_store()
+    q = next(q for q in load_quiz("en") if q.type == "single")
+    wrong = next(i for i in range(len(q.options)) if i != q.answer)
+    zelda, bob = db.new_student(NAME, code), db.new_student("Bob Other", code)
+    db.record_answer(zelda, q.id, wrong, 1, False)
+    db.record_answer(zelda, q.id, q.answer, 2, True)
+    db.record_answer(bob, q.id, q.answer, 1, True)
+    task = load_tasks("en")[0]
+    field = task.fields[0]
+    db.record_grading(zelda, task.id, True, {f"{field.id}.{c.id}": True for c in field.criteria})
+    db.record_grading(bob, task.id, False, {f"{field.id}.{c.id}": False for c in field.criteria})
+    db.record_prediction(zelda, "chat-and-reports", 3.0, 5.5)
+    db.record_prediction(bob, "chat-and-reports", 8.0, 5.5)
+    poll = db.open_poll(code, "fixed-batch-holes")
+    db.answer_poll(poll, zelda, 1.5)
+    return {"code": code, "question": q, "task": task, "tokens": (zelda, bob), "poll": poll}
+
+
+def class_view(lang: str = "en") -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["lang"] = lang
+    at.session_state["instructor"] = True
+    at.run()
+    at.switch_page("pages/class_view.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def enter(at: AppTest, given: str) -> AppTest:
+    at.text_input(key="class-view.passcode").input(given)
+    next(b for b in at.button if b.label in ("Enter", "进入")).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def shown_text(at: AppTest) -> str:
+    parts = [e.value for e in [*at.title, *at.markdown, *at.caption, *at.info, *at.warning, *at.error, *at.success]]
+    parts += [str(df.value.to_dict()) for df in at.dataframe]
+    return "\n".join(str(p) for p in parts)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_without_a_passcode_the_class_view_says_how_to_set_one_and_shows_nothing(unconfigured, klass, lang):
+    at = class_view(lang)
+    assert "SERVING_LAB_PASSCODE" in at.warning[0].value and "secrets.toml" in at.warning[0].value
+    assert not [w for w in at.text_input if w.key == "class-view.passcode"]  # nothing to type a passcode into
+    assert not at.get("plotly_chart") and not at.get("download_button")
+    assert klass["code"] not in shown_text(at)
+
+
+def test_a_wrong_passcode_is_refused(configured, klass):
+    at = enter(class_view(), "correct horse 8")
+    assert "not the passcode" in at.error[0].value
+    assert not at.get("plotly_chart") and not at.get("download_button")
+    assert not [w for w in at.text_input if w.key == "class-view.class.widget"]
+    assert not passcode.matches("") and not passcode.matches("correct horse")
+
+
+def test_the_right_passcode_shows_the_class_aggregates(configured, klass):
+    at = enter(class_view(), PASSCODE)
+    at.text_input(key="class-view.class.widget").input(klass["code"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = [c.value for c in at.caption]
+    assert f"Class {klass['code']} · 2 students · refreshes every 3 s" in captions
+    assert "2 answered · right first try 1 · right on the second try 1" in captions  # the quiz question
+    assert "2 checked · 1 passed" in captions  # the worksheet
+    assert "2 predictions" in captions
+    assert "Poll open (class {}): 1 answers so far".format(klass["code"]) in captions
+    charts = at.get("plotly_chart")
+    assert len(charts) == 4  # the question's answers, the worksheet's criteria, the predictions, the poll
+    answers = json.loads(charts[0].proto.spec)["data"][0]
+    assert sorted(answers["marker"]["color"]) == sorted([RIGHT, WRONG])  # the right answer green, the wrong grey
+    assert at.get("download_button")
+    assert not any(token in shown_text(at) for token in klass["tokens"])
+
+
+def test_names_are_hidden_unless_the_instructor_shows_them(configured, klass):
+    at = enter(class_view(), PASSCODE)
+    at.text_input(key="class-view.class.widget").input(klass["code"]).run()
+    assert NAME not in shown_text(at)
+    assert "student 1" in shown_text(at)
+    at.checkbox(key="class-view.names").check().run()
+    assert NAME in shown_text(at)
+
+
+def test_the_passcode_also_comes_from_secrets_toml(monkeypatch, tmp_path):
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('instructor_passcode = "from the file"\n', encoding="utf-8")
+    monkeypatch.setattr(passcode, "SECRETS", secrets)
+    monkeypatch.delenv(passcode.ENV, raising=False)
+    assert passcode.configured() == "from the file"
+    assert passcode.matches("from the file") and not passcode.matches("from the fil")
+    monkeypatch.setenv(passcode.ENV, "the environment wins")
+    assert passcode.matches("the environment wins") and not passcode.matches("from the file")
+
+
+def student_app(token: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["lang"] = "en"
+    at.session_state["progress.token"] = token  # as ui.progress keeps it, after a `?s=` link or a first answer
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured):
+    code, db = f"p-{uuid.uuid4().hex[:8]}", get_store()
+    students = [student_app(db.new_student("", code)) for _ in range(2)]
+    teacher = enter(class_view(), PASSCODE)
+    teacher.text_input(key="class-view.class.widget").input(code).run()
+    teacher.button(key="side.moment.online-uniform").click().run()  # a numeric prediction, and a short run
+    teacher.switch_page("pages/static_vs_continuous.py")  # AppTest would rerun the page it last switched to
+    next(b for b in teacher.button if b.label == f"📊 Open the poll for class {code}").click().run()
+    assert not teacher.exception, [e.value for e in teacher.exception]
+    poll = db.current_poll(code)
+    assert poll.prompt_id == "online-uniform"
+
+    for at, value in zip(students, ("2", "abc")):
+        at.run()
+        assert any("Class poll: How many times higher" in m.value for m in at.markdown)
+        at.text_input(key=f"poll.answer.{poll.id}").input(value)
+        next(b for b in at.button if b.label == "Send").click().run()
+    assert students[1].error[0].value == "A prediction here is a number, such as 2 or 1.5."  # and nothing stored
+    assert db.poll_values(poll.id) == [2.0]
+    students[1].text_input(key=f"poll.answer.{poll.id}").input("6.5")
+    next(b for b in students[1].button if b.label == "Send").click().run()
+    assert "Sent: 6.5. You can change it until the poll closes." in [c.value for c in students[1].caption]
+
+    teacher.run()
+    assert f"Poll open (class {code}): 2 answers so far" in [m.value for m in teacher.markdown]
+    next(b for b in teacher.button if b.label == "Close and run").click().run(timeout=300)
+    assert not teacher.exception, [e.value for e in teacher.exception]
+    measured = db.latest_poll(code).measured
+    assert db.latest_poll(code).state == "closed" and measured > 1
+    assert f"Poll (2 answers) · the room's median 4.25 · measured {measured:.3g}" in [m.value for m in teacher.markdown]
+    for at, mine in zip(students, ("2", "6.5")):
+        at.run()
+        result = next(m.value for m in at.markdown if m.value.startswith("📊"))
+        assert f"Measured: **{measured:.3g}** · your answer: {mine} · the class: 2 answers, median 4.25" in result
+    assert {p.measured for p in db.predictions(students[0].session_state["progress.token"]).values()} == {measured}
