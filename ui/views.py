@@ -1,6 +1,7 @@
 """Views of one run at one frame, shared by the lab pages: timeline, queue, metrics, memory."""
 from __future__ import annotations
 
+import threading
 from html import escape
 
 import streamlit as st
@@ -36,6 +37,11 @@ def chart_config() -> dict:
     return ANIMATING_CONFIG if animating() else CHART_CONFIG
 
 
+# A recorded run is shared by every session (ui.run_cache): its derived rows are extended under a lock,
+# or two sessions drawing the same frame would both append the same column.
+_DERIVING = threading.Lock()
+
+
 def view_labels() -> dict:
     return labels(*VIEW_LABELS)
 
@@ -55,10 +61,11 @@ def colors(run: LiveRun, by_class: bool = False) -> dict[str, int]:
 
 def timeline_columns(run: LiveRun, frame: int, by_class: bool):
     key = ("timeline", lang(), by_class)
-    cols = run.cache.setdefault(key, [])
     snaps, color_of, lab = run.snapshots, colors(run, by_class), view_labels()
-    for i in range(len(cols), min(frame + 1, len(snaps))):
-        cols.append(timeline_column(snaps[i], snaps[i - 1] if i else None, color_of, lab))
+    with _DERIVING:
+        cols = run.cache.setdefault(key, [])
+        for i in range(len(cols), min(frame + 1, len(snaps))):
+            cols.append(timeline_column(snaps[i], snaps[i - 1] if i else None, color_of, lab))
     return cols
 
 
@@ -122,11 +129,12 @@ def metrics_panel(run: LiveRun, frame: int) -> None:
 def kv_rows(run: LiveRun) -> list[dict]:
     """The memory split per step. Until the run ends, a request is assumed to use its max_tokens."""
     key = ("kv", run.done)
-    rows = run.cache.setdefault(key, [])
-    if len(rows) < run.frames:
-        final = {rid: r.num_prompt_tokens + (r.num_output_tokens if r.is_finished else r.sampling_params.max_tokens)
-                 for rid, r in run.recorder.requests.items()}
-        rows += [kv_split(s, final) for s in run.snapshots[len(rows):]]
+    with _DERIVING:
+        rows = run.cache.setdefault(key, [])
+        if len(rows) < run.frames:
+            final = {rid: r.num_prompt_tokens + (r.num_output_tokens if r.is_finished else r.sampling_params.max_tokens)
+                     for rid, r in run.recorder.requests.items()}
+            rows += [kv_split(s, final) for s in run.snapshots[len(rows):]]
     return rows
 
 
