@@ -132,3 +132,36 @@ def test_the_least_recently_used_run_goes_first_when_over_budget():
     assert cache.bytes == 200 and len(cache) == 2
     assert cache.get("a", lambda report: "recomputed", lambda v: 100) == "A"
     assert cache.get("b", lambda report: "recomputed", lambda v: 100) == "recomputed"
+
+
+def _press(at, moment_id: str) -> None:
+    """Open a lecture moment as a student does: queue it, go to its page, skip the prediction."""
+    from lessons import load_moments
+    from tests.test_numeric_round_trip import PAGE_FILES, STRINGS
+
+    at.session_state["pending_moment"] = moment_id
+    at.switch_page(PAGE_FILES[load_moments()[moment_id].page]).run()
+    next(b for b in at.button if b.label == STRINGS["pred.skip"]["en"]).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_two_sessions_pressing_the_same_moment_share_one_computation():
+    from tests.test_app_teaching import page
+    from ui import run_cache
+
+    run_cache.RUNS.clear()
+    first, second = page("pages/home.py"), page("pages/home.py")
+    computed = run_cache.RUNS.computed
+    _press(first, "uniform-control")
+    assert run_cache.RUNS.computed == computed + 2  # the static and the continuous run
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        _press(second, "uniform-control")
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert run_cache.RUNS.computed == computed + 2  # nothing computed again
+    mine, theirs = first.session_state["static-vs-continuous.runs"], second.session_state["static-vs-continuous.runs"]
+    assert [r.label for r in mine] == ["static", "continuous"] and all(a is b for a, b in zip(mine, theirs))
+    assert grown < 8 * 2**20, f"the second session held {grown / 2**20:.1f} MB"
