@@ -173,19 +173,31 @@ def refusal_note(run: LiveRun, frame: int) -> None:
                          largest=max(free_runs(snap.block_ref_count), default=0)))
 
 
+def _over_run(run: LiveRun, name: str, compute):
+    """A figure read off every step: once a run has ended it is kept with the run (a pass over a long
+    recorded run rebuilds each of its snapshots), and every session showing the run reads it."""
+    if not run.done:
+        return compute()
+    if name not in run.cache:
+        run.cache[name] = compute()
+    return run.cache[name]
+
+
 def peak_blocks(run: LiveRun) -> int:
     """The most KV blocks in use at any step: the memory this run needed."""
-    return max((s.num_used_blocks for s in run.snapshots), default=0)
+    return _over_run(run, "peak_blocks", lambda: max((s.num_used_blocks for s in run.snapshots), default=0))
 
 
 def blocks_saved_by_sharing(run: LiveRun) -> int:
     """At the step where sharing saved most: blocks that would have been separate copies (each extra
     reference to a shared block is one block not allocated)."""
-    return max((sum(r - 1 for r in s.block_ref_count if r > 1) for s in run.snapshots), default=0)
+    return _over_run(run, "saved_by_sharing", lambda: max(
+        (sum(r - 1 for r in s.block_ref_count if r > 1) for s in run.snapshots), default=0))
 
 
 def first_refusal(run: LiveRun) -> int | None:
-    return next((i for i, s in enumerate(run.snapshots) if "fragmentation" in s.blocked.values()), None)
+    return _over_run(run, "first_refusal", lambda: next(
+        (i for i, s in enumerate(run.snapshots) if "fragmentation" in s.blocked.values()), None))
 
 
 def summary_rows(runs: list[LiveRun]) -> list[dict]:

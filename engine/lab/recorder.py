@@ -66,7 +66,8 @@ class RunRecorder:
         return r
 
     def summary(self) -> dict:
-        return summarize(list(self.requests.values()), self.snapshots, self.max_num_seqs, self.max_num_batched_tokens)
+        snapshots = list(self.snapshots)  # rebuilt once: summarize passes over them a dozen times
+        return summarize(list(self.requests.values()), snapshots, self.max_num_seqs, self.max_num_batched_tokens)
 
     def frame_metrics(self, i: int) -> dict:
         """The live panel at frame i: only what had happened by then."""
