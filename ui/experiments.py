@@ -7,9 +7,9 @@ import streamlit as st
 
 from engine import (ConfigError, EngineConfig, LiveRun, Trace, TraceRequest, Workload, engine_config_for, preset,
                     workload_requests)
-from ui import player
+from ui import player, run_cache
 from ui.i18n import engine_message, run_name, t
-from ui.models import get_model
+from ui.models import device, get_model
 
 CONFIG_FIELDS = {f.name for f in dataclasses.fields(EngineConfig)}
 
@@ -22,21 +22,46 @@ def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]],
           live: bool = False, common: dict | None = None, requests: list[TraceRequest] | None = None
           ) -> list[LiveRun] | None:
     """Build (and unless live, run to the end) one engine per variant on the same requests.
+    A recorded run is shared by every session that asks for the same one (ui.run_cache).
     A configuration that cannot work is explained inline, and the previous runs are kept."""
     try:
-        loaded = get_model(st.session_state.get("model", "tiny"))
+        model_name = st.session_state.get("model", "tiny")
+        loaded = get_model(model_name)
         workload = preset(workload).scaled(scale) if isinstance(workload, str) else workload
         if requests is None:
             requests = workload_requests(loaded, workload, seed)
         else:
             check_vocabulary(requests, loaded.model.config.vocab_size)
-        made = [LiveRun(loaded, requests, engine_config_for(workload, **{**(common or {}), **settings}), label)
-                for label, settings in variants]
+        configs = [(label, engine_config_for(workload, **{**(common or {}), **settings})) for label, settings in variants]
+        if live:
+            made = [LiveRun(loaded, requests, config, label) for label, config in configs]
+        else:
+            made = _shared(model_name, loaded, requests, configs)
     except (ConfigError, ValueError) as e:
         st.error(t("err.config", msg=engine_message(e)))
         st.session_state[f"{page}.start_failed"] = True
         return None
-    return _record(page, made, live)
+    return _record(page, made)
+
+
+def _shared(model_name: str, loaded, requests: list[TraceRequest], configs: list[tuple[str, EngineConfig]]
+            ) -> list[LiveRun]:
+    """The recorded runs, each computed here or by whichever session asked for it first."""
+    bar = st.progress(0.0, text=t("run.progress"))
+    made = []
+    for i, (label, config) in enumerate(configs):
+        def show(frac: float, i=i) -> None:
+            bar.progress(min(1.0, (i + frac) / len(configs)), text=t("run.progress"))
+
+        def compute(report, label=label, config=config, show=show) -> LiveRun:
+            run = LiveRun(loaded, requests, config, label)
+            run.run_to_end(lambda frac: (report(frac), show(frac)))
+            return run
+
+        key = run_cache.run_key(model_name, device(), requests, config, label)
+        made.append(run_cache.RUNS.get(key, compute, run_cache.run_bytes, on_wait=show))
+    bar.empty()
+    return made
 
 
 def replay(page: str, trace: Trace, label: str) -> list[LiveRun] | None:
@@ -48,7 +73,7 @@ def replay(page: str, trace: Trace, label: str) -> list[LiveRun] | None:
         st.error(t("err.trace", msg=engine_message(e)))
         st.session_state[f"{page}.start_failed"] = True
         return None
-    return _record(page, made, live=True)
+    return _record(page, made)
 
 
 def check_vocabulary(requests: list[TraceRequest], vocab_size: int) -> None:
@@ -57,12 +82,7 @@ def check_vocabulary(requests: list[TraceRequest], vocab_size: int) -> None:
         raise ConfigError("config.token_beyond_vocab", request_id=bad.request_id, vocab_size=vocab_size)
 
 
-def _record(page: str, made: list[LiveRun], live: bool) -> list[LiveRun]:
-    if not live:
-        bar = st.progress(0.0, text=t("run.progress"))
-        for i, run in enumerate(made):
-            run.run_to_end(lambda frac, i=i: bar.progress((i + frac) / len(made), text=t("run.progress")))
-        bar.empty()
+def _record(page: str, made: list[LiveRun]) -> list[LiveRun]:
     st.session_state[f"{page}.runs"] = made
     st.session_state.pop(f"{page}.start_failed", None)
     player.reset(page)

@@ -1,6 +1,7 @@
 """Views of one run at one frame, shared by the lab pages: timeline, queue, metrics, memory."""
 from __future__ import annotations
 
+import threading
 from html import escape
 
 import streamlit as st
@@ -36,6 +37,11 @@ def chart_config() -> dict:
     return ANIMATING_CONFIG if animating() else CHART_CONFIG
 
 
+# A recorded run is shared by every session (ui.run_cache): its derived rows are extended under a lock,
+# or two sessions drawing the same frame would both append the same column.
+_DERIVING = threading.Lock()
+
+
 def view_labels() -> dict:
     return labels(*VIEW_LABELS)
 
@@ -55,10 +61,11 @@ def colors(run: LiveRun, by_class: bool = False) -> dict[str, int]:
 
 def timeline_columns(run: LiveRun, frame: int, by_class: bool):
     key = ("timeline", lang(), by_class)
-    cols = run.cache.setdefault(key, [])
     snaps, color_of, lab = run.snapshots, colors(run, by_class), view_labels()
-    for i in range(len(cols), min(frame + 1, len(snaps))):
-        cols.append(timeline_column(snaps[i], snaps[i - 1] if i else None, color_of, lab))
+    with _DERIVING:
+        cols = run.cache.setdefault(key, [])
+        for i in range(len(cols), min(frame + 1, len(snaps))):
+            cols.append(timeline_column(snaps[i], snaps[i - 1] if i else None, color_of, lab))
     return cols
 
 
@@ -122,11 +129,12 @@ def metrics_panel(run: LiveRun, frame: int) -> None:
 def kv_rows(run: LiveRun) -> list[dict]:
     """The memory split per step. Until the run ends, a request is assumed to use its max_tokens."""
     key = ("kv", run.done)
-    rows = run.cache.setdefault(key, [])
-    if len(rows) < run.frames:
-        final = {rid: r.num_prompt_tokens + (r.num_output_tokens if r.is_finished else r.sampling_params.max_tokens)
-                 for rid, r in run.recorder.requests.items()}
-        rows += [kv_split(s, final) for s in run.snapshots[len(rows):]]
+    with _DERIVING:
+        rows = run.cache.setdefault(key, [])
+        if len(rows) < run.frames:
+            final = {rid: r.num_prompt_tokens + (r.num_output_tokens if r.is_finished else r.sampling_params.max_tokens)
+                     for rid, r in run.recorder.requests.items()}
+            rows += [kv_split(s, final) for s in run.snapshots[len(rows):]]
     return rows
 
 
@@ -165,19 +173,31 @@ def refusal_note(run: LiveRun, frame: int) -> None:
                          largest=max(free_runs(snap.block_ref_count), default=0)))
 
 
+def _over_run(run: LiveRun, name: str, compute):
+    """A figure read off every step: once a run has ended it is kept with the run (a pass over a long
+    recorded run rebuilds each of its snapshots), and every session showing the run reads it."""
+    if not run.done:
+        return compute()
+    if name not in run.cache:
+        run.cache[name] = compute()
+    return run.cache[name]
+
+
 def peak_blocks(run: LiveRun) -> int:
     """The most KV blocks in use at any step: the memory this run needed."""
-    return max((s.num_used_blocks for s in run.snapshots), default=0)
+    return _over_run(run, "peak_blocks", lambda: max((s.num_used_blocks for s in run.snapshots), default=0))
 
 
 def blocks_saved_by_sharing(run: LiveRun) -> int:
     """At the step where sharing saved most: blocks that would have been separate copies (each extra
     reference to a shared block is one block not allocated)."""
-    return max((sum(r - 1 for r in s.block_ref_count if r > 1) for s in run.snapshots), default=0)
+    return _over_run(run, "saved_by_sharing", lambda: max(
+        (sum(r - 1 for r in s.block_ref_count if r > 1) for s in run.snapshots), default=0))
 
 
 def first_refusal(run: LiveRun) -> int | None:
-    return next((i for i, s in enumerate(run.snapshots) if "fragmentation" in s.blocked.values()), None)
+    return _over_run(run, "first_refusal", lambda: next(
+        (i for i, s in enumerate(run.snapshots) if "fragmentation" in s.blocked.values()), None))
 
 
 def summary_rows(runs: list[LiveRun]) -> list[dict]:

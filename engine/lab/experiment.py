@@ -92,6 +92,7 @@ class LiveRun:
         run = cls(None, trace_requests, config, label)
         for snap in snapshots:
             run.recorder.add(snap)
+        run.recorder.snapshots.freeze()
         return run
 
     @property
@@ -110,6 +111,14 @@ class LiveRun:
         if self.frames >= self.MAX_STEPS and self.stop_reason is None:
             self.stop_reason = stop_at_limit(self.engine, self.MAX_STEPS)
         self.recorder.add(self.engine.step())  # past the limit: the step that records the aborts
+        if not self.engine.has_unfinished():
+            self._finish()
+
+    def _finish(self) -> None:
+        """The run has ended: what is left is a recording. The engine (its KV cache tensors, its
+        request objects) is let go, and the snapshots are packed tighter."""
+        self.engine = None
+        self.recorder.snapshots.freeze()
 
     def ensure(self, frame: int) -> None:
         """Step the engine until frame `frame` exists (or the run ends)."""
@@ -121,7 +130,7 @@ class LiveRun:
         while not self.done:
             self._step()
             if on_progress and self.frames % 16 == 0:
-                finished = sum(1 for r in self.engine.requests.values() if r.is_finished)
+                finished = sum(1 for r in self.recorder.requests.values() if r.finish_step is not None)
                 on_progress(finished / total)
 
     def summary(self) -> dict:

@@ -8,6 +8,7 @@ numbers were at any step of the run.
 """
 from __future__ import annotations
 
+from engine.lab.columns import SnapshotColumns
 from engine.lab.metrics import distribution, ideal_steps, jain_index, slo_met, summarize
 from engine.core.request import FinishReason, Request, RequestStatus
 from engine.sampling_params import SamplingParams
@@ -19,7 +20,7 @@ class RunRecorder:
     def __init__(self, trace_requests: list[TraceRequest], max_num_seqs: int, max_num_batched_tokens: int):
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
-        self.snapshots: list[StepSnapshot] = []
+        self.snapshots = SnapshotColumns()  # a list of StepSnapshot, stored compactly
         self.requests: dict[str, Request] = {
             r.request_id: Request(r.request_id, list(r.prompt_token_ids), r.sampling_params, r.arrival_step,
                                   r.request_class, r.priority, r.slo, r.prompt) for r in trace_requests}
@@ -65,7 +66,8 @@ class RunRecorder:
         return r
 
     def summary(self) -> dict:
-        return summarize(list(self.requests.values()), self.snapshots, self.max_num_seqs, self.max_num_batched_tokens)
+        snapshots = list(self.snapshots)  # rebuilt once: summarize passes over them a dozen times
+        return summarize(list(self.requests.values()), snapshots, self.max_num_seqs, self.max_num_batched_tokens)
 
     def frame_metrics(self, i: int) -> dict:
         """The live panel at frame i: only what had happened by then."""
