@@ -297,6 +297,7 @@ def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path):
     with s._engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL: no fsync per commit under WAL
     s.close()
 
 
