@@ -92,7 +92,7 @@ if runs:
         with left:
             views.timeline(run, frame, run.frames, key=f"{PAGE}.tl")
             views.queue(run, frame, key=f"{PAGE}.q")
-            views.metrics_panel(run, frame)
+            views.metrics_panel(run, frame, key=f"{PAGE}.m")
         with right:
             views.memory(run, frame, run.frames, key=f"{PAGE}.mem")
 
