@@ -4,7 +4,7 @@
 // anchor from window.__labAnim, so every view shows the same frame without messaging.
 (function () {
   if (window.__labAnim) return;
-  const A = window.__labAnim = { tracks: {}, anchors: {}, running: 0, drawn: 0 };
+  const A = window.__labAnim = { tracks: {}, anchors: {}, running: 0, drawn: 0, shown: {} };
   // The clock: frame = start + floor(elapsed * speed). The server says how long ago playback started
   // (not when: a student's laptop clock may be off), so each clock is anchored once, on first sight.
   A.anchor = function (clock) {
@@ -38,7 +38,7 @@
       if (frame !== tr.shown) {
         const html = A.decode(tr.data, frame);
         els.forEach(function (el) { el.innerHTML = html; });
-        tr.shown = frame;
+        tr.shown = A.shown[key] = frame;  // (A.shown: the last frame each view drew, for tests)
         drew = true;
       }
     }

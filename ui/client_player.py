@@ -85,10 +85,12 @@ def html_frames(run: LiveRun, key: tuple, frame_html: Callable[[int], str]) -> s
 def html_view(key: str, frames_json: str, html: str) -> None:
     """An HTML view that animates itself: `html` (the frame the server reads off the clock now) until
     the script takes over."""
-    clock = current()
+    st.html(view_body(key, frames_json, html, current()), unsafe_allow_javascript=True)
+
+
+def view_body(key: str, frames_json: str, html: str, clock: dict) -> str:
     # Streamlit sanitizes st.html with DOMPurify, which drops a <script> whose text looks like markup
     # ("<" then a letter, "/" or "!"): in JSON, "<" only appears inside strings, where \u003c is the same.
-    body = frames_json.replace("<", "\\u003c")
-    st.html(f'<div data-anim="{escape(key)}" data-clock="{clock["id"]}">{html}</div><script>{DRIVER}\n'
-            f'window.__labAnim.track({json.dumps(key)}, {json.dumps(clock_args(clock))}, {body});</script>',
-            unsafe_allow_javascript=True)
+    data = frames_json.replace("<", "\\u003c")
+    return (f'<div data-anim="{escape(key)}" data-clock="{clock["id"]}">{html}</div><script>{DRIVER}\n'
+            f'window.__labAnim.track({json.dumps(key)}, {json.dumps(clock_args(clock))}, {data});</script>')
