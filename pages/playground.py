@@ -96,7 +96,7 @@ if runs:
         with right:
             views.memory(run, frame, run.frames, key=f"{PAGE}.mem")
 
-    player(PAGE, runs, render)
+    player(PAGE, runs, render, in_browser=True)
 
     if run.done:
         name = ss.get(f"{PAGE}.name", run.label)

@@ -111,3 +111,62 @@ def test_the_clock_gives_the_frame_the_server_pauses_on():
     assert client_player.frame_at(clock, clock["t0"] + 1.01) == 30
     assert client_player.frame_at(clock, clock["t0"] + 60) == 100  # stops at the last frame
     assert client_player.seconds_left(clock) == pytest.approx(4.5, abs=0.1)
+
+
+@pytest.fixture(scope="module")
+def shared_run(tiny):
+    workload = preset("shared-system-prompt").scaled(0.5)  # shared, cached and written blocks
+    r = LiveRun(tiny, workload_requests(tiny, workload, seed=0),
+                engine_config_for(workload, enable_prefix_caching=True, num_blocks=64))
+    r.run_to_end()
+    return r
+
+
+def browser_pool(p: dict, frame: int) -> dict:
+    """ui/live_chart.html poolFrame, line for line."""
+    frame = min(frame, len(p["changes"]) - 1)
+    codes = [0] * p["blocks"]
+    for changed in p["changes"][:frame + 1]:
+        for b, code in changed:
+            codes[b] = code
+    (rows, cols), (cw, ch) = p["grid"], p["cell"]
+    px = np.full((rows * ch, cols * cw, 3), 255, dtype=np.uint8)
+    for b, code in enumerate(codes):
+        r, c = divmod(b, cols)
+        px[r * ch:(r + 1) * ch - 1, c * cw:(c + 1) * cw - 1] = p["rgb"][code]
+    return {"pixels": px, "shared": [(b % cols, b // cols, f"×{n}") for b, n in p["shared"][frame]],
+            "written": [(b % cols, b // cols) for b in p["written"][frame]], "title": p["titles"][frame]}
+
+
+def test_the_browser_block_pool_equals_the_server_block_pool_at_every_frame(shared_run):
+    from viz.blocks import block_pool, pool_frames
+
+    run, colors = shared_run, color_indices(q.request_id for q in shared_run.trace_requests)
+    titles = [f"{s.num_used_blocks} used" for s in run.snapshots]
+    frames = json.loads(json.dumps(pool_frames(run.snapshots, colors, titles)))
+    assert any(frames["shared"]) and any(frames["written"])
+    for frame in list(range(0, run.frames, 5)) + [run.frames - 1]:
+        fig = block_pool(run.snapshots[frame], colors, LABELS | {"block": "b", "slots_filled": "s", "shared_by": "x",
+                                                                  "free": "f", "free_cached": "c"},
+                         title=titles[frame], hover=False).to_dict()
+        got = browser_pool(frames, frame)
+        assert np.array_equal(got["pixels"], png_pixels(fig["data"][0]["source"])), frame
+        assert got["shared"] == list(zip(fig["data"][1]["x"], fig["data"][1]["y"], fig["data"][1]["text"])), frame
+        assert got["written"] == list(zip(fig["data"][2]["x"], fig["data"][2]["y"])), frame
+        assert got["title"] == fig["layout"]["title"]["text"]
+
+
+def test_the_browser_memory_split_equals_the_server_memory_split(shared_run):
+    from engine import kv_split
+    from viz.charts import memory_split, split_frames
+
+    final = {rid: r.num_prompt_tokens + r.num_output_tokens for rid, r in shared_run.recorder.requests.items()}
+    rows = [kv_split(s, final) for s in shared_run.snapshots]
+    frames = json.loads(json.dumps(split_frames(rows)))
+    labels = {k: k for k in ("token_states", "reserved", "internal_fragmentation", "external_fragmentation", "free",
+                            "step")}
+    for frame in (0, 7, len(rows) // 2, len(rows) - 1, len(rows) + 3):
+        fig = memory_split(rows, min(frame, len(rows) - 1), len(rows) + 3, labels).to_dict()
+        shown = min(frame, len(frames["y"][0]) - 1) + 1  # seriesFrame: every line up to the frame
+        for k, trace in enumerate(fig["data"]):
+            assert list(trace["x"]) == list(range(shown)) and list(trace["y"]) == frames["y"][k][:shown]

@@ -11,8 +11,8 @@ from ui import client_player
 from ui.i18n import class_name, labels, lang, run_name, t
 from ui.live_chart import live_chart
 from ui.style import font_scale, scaled
-from viz.blocks import block_pool
-from viz.charts import memory_split, split_legend_html
+from viz.blocks import block_pool, pool_frames
+from viz.charts import memory_split, split_frames, split_legend_html
 from viz.html import block_tables_html, queue_html
 from viz.palette import class_indices, color_indices, run_color
 from viz.timeline import slot_timeline, timeline_column, timeline_frames
@@ -161,34 +161,56 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     """Block pool, memory split over time, and the block tables of the selected requests (default:
     the ones running now)."""
     frame = min(frame, run.frames - 1)
-    snap = run.snapshots[frame]
-    lab = view_labels()
-    pool = block_pool(snap, colors(run), lab, title=t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks,
-                                                       partial=snap.num_partial_blocks),
-                      hover=not animating())
-    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale())
-    refusal_note(run, frame)
+    snap, lab, clock = run.snapshots[frame], view_labels(), client_player.current()
+    pool = block_pool(snap, colors(run), lab, title=_pool_title(snap), hover=not animating())
+    frames = clock and client_player.run_frames(run, ("pool", lang()), lambda: pool_frames(
+        run.snapshots, colors(run), [_pool_title(s) for s in run.snapshots]))
+    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale(), frames=frames,
+               clock=clock and client_player.clock_args(clock))
+    if clock is None:
+        refusal_note(run, frame)
+    else:  # the note as HTML, in the colours of st.warning
+        _html(run, frame, ("refusal", lang()), lambda i: "".join(
+            f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)), f"{key}.refusal")
+    frames = clock and client_player.run_frames(run, ("split",), lambda: split_frames(kv_rows(run)))
     live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
-               f"{key}.split", scaled(240), chart_config(), font_scale=font_scale())
+               f"{key}.split", scaled(240), chart_config(), font_scale=font_scale(), frames=frames,
+               clock=clock and client_player.clock_args(clock))
     st.html(split_legend_html(lab))
     if show_tables:
-        shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
-        widest = run.cache.setdefault("widest_table", max(
-            (len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)) if run.done else max(
-            (len(tb) for tb in snap.block_tables.values()), default=1)
         st.caption(t("kv.tables_caption"))
-        st.html(f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), lab, widest)}</div>')
+        _html(run, frame, ("tables", lang(), tuple(selected or ())), lambda i: _tables(run, i, selected), f"{key}.tables")
 
 
-def refusal_note(run: LiveRun, frame: int) -> None:
-    """Explain, at the moment it happens, why the contiguous layout turned a request away."""
-    snap = run.snapshots[min(frame, run.frames - 1)]
+def _pool_title(snap) -> str:
+    return t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks, partial=snap.num_partial_blocks)
+
+
+def _tables(run: LiveRun, frame: int, selected: list[str] | None) -> str:
+    snap = run.snapshots[frame]
+    shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
+    widest = run.cache.setdefault("widest_table", max(
+        (len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)) if run.done else max(
+        (len(tb) for tb in snap.block_tables.values()), default=1)
+    return f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), view_labels(), widest)}</div>'
+
+
+def refusals(run: LiveRun, frame: int) -> list[str]:
+    """Why the contiguous layout turned a request away at this frame, in words."""
+    snap, notes = run.snapshots[min(frame, run.frames - 1)], []
     for rid, why in snap.blocked.items():
         if why == "fragmentation":
             view = snap.requests[rid]
             need = blocks_to_reserve(view.num_prompt_tokens, view.max_tokens, run.config)
-            st.warning(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
-                         largest=max(free_runs(snap.block_ref_count), default=0)))
+            notes.append(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
+                           largest=max(free_runs(snap.block_ref_count), default=0)))
+    return notes
+
+
+def refusal_note(run: LiveRun, frame: int) -> None:
+    """Explain, at the moment it happens, why the contiguous layout turned a request away."""
+    for note in refusals(run, frame):
+        st.warning(note)
 
 
 def _over_run(run: LiveRun, name: str, compute):

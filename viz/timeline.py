@@ -115,6 +115,6 @@ def timeline_frames(columns: list[TimelineColumn], total_frames: int, window: in
     """Every column of a finished run, for a browser that draws each frame itself (ui/client_player.js
     repeats slot_timeline's window, picture and cursor from these). Hover texts stay out: frames are
     only drawn while playing, when the server leaves them out too."""
-    return {"z": [c.z for c in columns], "preempted": [c.preempted_slots for c in columns],
+    return {"kind": "timeline", "z": [c.z for c in columns], "preempted": [c.preempted_slots for c in columns],
             "steps": [c.step for c in columns], "total": total_frames, "window": window, "cell": CELL,
             "rgb": palette_rgb(COLORSCALE), "cursor": CURSOR_LINE}
