@@ -192,7 +192,7 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
                     if skip.count():
                         skip.first.click()
                     time.sleep(1)
-                counter.first.wait_for(timeout=10_000)
+                counter.first.wait_for(timeout=120_000)  # a loaded machine draws the first page slowly
                 if speed != 10:
                     set_speed(page, speed)
                 pages.append(page)
