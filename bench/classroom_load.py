@@ -153,10 +153,14 @@ def cpu_seconds(pid: int) -> float:
 
 def set_speed(page, speed: int) -> None:
     """Pick the player's speed (steps/s) in the controls' select box, as a student would."""
-    page.locator("[class*='player-controls'] [data-testid='stSelectbox']").first.click()
+    box = page.locator("[class*='player-controls'] [data-testid='stSelectbox']").first
+    box.click()
     page.get_by_role("option", name=f"{speed} steps/s", exact=True).click()
-    page.locator("[class*='player-controls'] [data-testid='stSelectbox']").first.get_by_text(
-        f"{speed} steps/s", exact=True).wait_for()
+    for _ in range(60):
+        if box.locator("input").first.input_value() == f"{speed} steps/s":
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"the speed did not change to {speed} steps/s")
 
 
 def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10) -> dict:

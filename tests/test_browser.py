@@ -135,6 +135,8 @@ def test_a_recorded_run_plays_in_the_browser_with_no_server_reruns(browser, serv
     speed = page.locator("[class*='player-controls'] [data-testid='stSelectbox']").first
     speed.click()
     page.get_by_role("option", name="2 steps/s", exact=True).click()  # slow: a click's round trip is < 1 frame
+    page.wait_for_function("() => [...document.querySelectorAll(\"[class*='player-controls'] input\")].some("
+                           "i => i.value === '2 steps/s')", timeout=30_000)
     wait_idle(page)
     page.get_by_role("button", name="▶", exact=True).click(force=True)
     page.get_by_role("button", name="⏸", exact=True).wait_for(timeout=30_000)
