@@ -151,6 +151,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+def counter_text(page) -> str:
+    """The frame a page shows ("?" when it shows none: mid-rerun, or too busy to answer)."""
+    try:
+        return re.match(r"\d+", page.locator(".lab-frame-value").first.inner_text(timeout=5_000)).group()
+    except Exception:
+        return "?"
+
+
 def set_speed(page, speed: int) -> None:
     """Pick the player's speed (steps/s) in the controls' select box, as a student would."""
     box = page.locator("[class*='player-controls'] [data-testid='stSelectbox']").first
@@ -212,7 +220,7 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
             used, elapsed = cpu_seconds(server.pid) - cpu, time.perf_counter() - clock
             fps = [page.evaluate("() => window.__frames") / elapsed for page in watched]
             charts = [page.evaluate(CHART_FRAMES) for page in watched]
-            shown = [re.match(r"\d+", page.locator(".lab-frame-value").first.inner_text()).group() for page in pages]
+            shown = [counter_text(page) for page in pages]
             browser.close()
     finally:
         server.terminate()
