@@ -149,9 +149,9 @@ def test_a_recorded_run_plays_in_the_browser_with_no_server_reruns(browser, serv
     before, messages = counter(page, "static-vs-continuous"), len(traffic)
     time.sleep(4)
     assert counter(page, "static-vs-continuous") >= before + 5  # 2 steps/s, drawn by the browser
-    # no fragment reruns: the browser asked for none (a fragment's timer asks the server over the websocket),
-    # and at most a few late messages of the play click's own rerun came back (server-side: ~8 reruns' deltas)
-    assert traffic[messages:].count("sent") == 0 and traffic[messages:].count("received") <= 3, traffic[messages:]
+    # no fragment reruns: a fragment's timer asks the server over the websocket, and the browser asked
+    # nothing (what it received meanwhile is the play click's own rerun, slow on a loaded machine)
+    assert traffic[messages:].count("sent") == 0, traffic[messages:]
     assert page.evaluate("() => window.__labChartFrames") >= 5  # the timelines animate too
     page.screenshot(path=str(ARTIFACTS / "static-vs-continuous-playing-in-browser.png"))
     page.get_by_role("button", name="⏸", exact=True).click()
