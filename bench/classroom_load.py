@@ -133,13 +133,17 @@ def time_to_first_frame(n: int, moment_id: str, timeout: float, spread: float = 
 
 
 CHROMIUM = "/usr/bin/chromium"
-COUNT_FRAMES = """() => { window.__frames = 0; window.__shown = null;
+# Frames shown: the counter's text changes (it changes with the views, server- or browser-drawn), polled
+# every 10 ms; and the frames the live charts themselves drew (ui/live_chart.html counts them when it
+# animates in the browser; server-side playback redraws them with the counter).
+COUNT_FRAMES = """() => { window.__frames = 0; window.__shown = null; window.__charts0 = window.__labChartFrames || 0;
     window.__counting = setInterval(() => {
         const el = document.querySelector('.lab-frame-value');
         const now = el ? el.textContent : null;
         if (now !== null && now !== window.__shown) {
             window.__frames += window.__shown === null ? 0 : 1; window.__shown = now; }
     }, 10); }"""
+CHART_FRAMES = "() => window.__labChartFrames === undefined ? null : window.__labChartFrames - window.__charts0"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -147,7 +151,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def playing(n: int, sample: int, seconds: float, moment_id: str) -> dict:
+def counter_text(page) -> str:
+    """The frame a page shows ("?" when it shows none: mid-rerun, or too busy to answer)."""
+    try:
+        return re.match(r"\d+", page.locator(".lab-frame-value").first.inner_text(timeout=5_000)).group()
+    except Exception:
+        return "?"
+
+
+def set_speed(page, speed: int) -> None:
+    """Pick the player's speed (steps/s) in the controls' select box, as a student would."""
+    box = page.locator("[class*='player-controls'] [data-testid='stSelectbox']").first
+    box.click()
+    page.get_by_role("option", name=f"{speed} steps/s", exact=True).click()
+    for _ in range(60):
+        if box.locator("input").first.input_value() == f"{speed} steps/s":
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"the speed did not change to {speed} steps/s")
+
+
+def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10) -> dict:
     """N real sessions playing the same moment: the server's CPU, and frames/s seen in `sample` pages."""
     from playwright.sync_api import sync_playwright
 
@@ -180,25 +204,30 @@ def playing(n: int, sample: int, seconds: float, moment_id: str) -> dict:
                     if skip.count():
                         skip.first.click()
                     time.sleep(1)
-                counter.first.wait_for(timeout=10_000)
+                counter.first.wait_for(timeout=120_000)  # a loaded machine draws the first page slowly
+                if speed != 10:
+                    set_speed(page, speed)
                 pages.append(page)
             for page in pages:
                 page.set_default_timeout(60_000)
                 page.get_by_role("button", name="▶", exact=True).click(force=True)
                 page.get_by_role("button", name="⏸", exact=True).wait_for()
-            for page in pages[:sample]:
+            watched = pages[-sample:]  # the last to press play: the first may have reached the end already
+            for page in watched:
                 page.evaluate(COUNT_FRAMES)
             cpu, clock = cpu_seconds(server.pid), time.perf_counter()
             time.sleep(seconds)
             used, elapsed = cpu_seconds(server.pid) - cpu, time.perf_counter() - clock
-            fps = [page.evaluate("() => window.__frames") / elapsed for page in pages[:sample]]
-            shown = [re.match(r"\d+", page.locator(".lab-frame-value").first.inner_text()).group() for page in pages]
+            fps = [page.evaluate("() => window.__frames") / elapsed for page in watched]
+            charts = [page.evaluate(CHART_FRAMES) for page in watched]
+            shown = [counter_text(page) for page in pages]
             browser.close()
     finally:
         server.terminate()
         server.wait(timeout=30)
     return {"sessions": n, "sampled": len(fps), "frames_per_s": fps, "server_cores": used / elapsed,
-            "seconds": elapsed, "frames_shown_at_end": shown}
+            "seconds": elapsed, "frames_shown_at_end": shown, "speed": speed,
+            "chart_frames_per_s": [None if c is None else c / elapsed for c in charts]}
 
 
 def main() -> None:
@@ -210,6 +239,7 @@ def main() -> None:
     ap.add_argument("--play", type=int, default=4, help="real browser sessions playing at once (0: skip)")
     ap.add_argument("--sample", type=int, default=2, help="of which the frames/s is measured in")
     ap.add_argument("--seconds", type=float, default=10.0, help="how long they play while measured")
+    ap.add_argument("--speed", type=int, default=10, help="the player's speed, steps/s (the frames/s it can show)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "2")
@@ -228,10 +258,12 @@ def main() -> None:
               f"p95 {fmt(r['p95_s'])}, max {fmt(r['max_s'])}, {r['within_10s']}/{n} within 10 s "
               f"({n - r['seen']} still waiting after {args.timeout:.0f} s)", flush=True)
     if args.play:
-        r = report["playing"] = playing(args.play, args.sample, args.seconds, args.moment)
-        print(f"playing: {r['sessions']} browser sessions play {args.moment}; the server used "
-              f"{r['server_cores']:.2f} cores; frames/s in {r['sampled']} sampled pages: "
-              f"{', '.join(f'{f:.1f}' for f in r['frames_per_s'])}", flush=True)
+        r = report["playing"] = playing(args.play, args.sample, args.seconds, args.moment, args.speed)
+        charts = ", ".join("-" if c is None else f"{c:.1f}" for c in r["chart_frames_per_s"])
+        print(f"playing: {r['sessions']} browser sessions play {args.moment} at {r['speed']} steps/s; the server "
+              f"used {r['server_cores']:.2f} cores; frames/s in {r['sampled']} sampled pages: "
+              f"{', '.join(f'{f:.1f}' for f in r['frames_per_s'])} (chart frames drawn per s, all charts: "
+              f"{charts}); counters at the end: {' '.join(r['frames_shown_at_end'])}", flush=True)
     if args.json:
         print(json.dumps(report))
     sys.stdout.flush()

@@ -56,7 +56,7 @@ else:
                 views.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}", selected=selected)
                 views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}", height=220)
 
-    player(PAGE, runs, render)
+    player(PAGE, runs, render, in_browser=True)
     # below the picture: the class's prediction beside the measured figure, and where to look next
     moments.reveal(PAGE, runs)
     refusals = [(run.label, i) for run in runs if (i := views.first_refusal(run)) is not None]

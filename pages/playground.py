@@ -92,11 +92,11 @@ if runs:
         with left:
             views.timeline(run, frame, run.frames, key=f"{PAGE}.tl")
             views.queue(run, frame, key=f"{PAGE}.q")
-            views.metrics_panel(run, frame)
+            views.metrics_panel(run, frame, key=f"{PAGE}.m")
         with right:
             views.memory(run, frame, run.frames, key=f"{PAGE}.mem")
 
-    player(PAGE, runs, render)
+    player(PAGE, runs, render, in_browser=True)
 
     if run.done:
         name = ss.get(f"{PAGE}.name", run.label)

@@ -42,7 +42,7 @@ else:
     experiments.explain_rejections(runs, PAGE)
 
     player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),
-                                                        by_class=True, height=240))
+                                                        by_class=True, height=240), in_browser=True)
     st.caption(t("pol.color_note"))
     moments.reveal(PAGE, runs)
     if all(r.done for r in runs):

@@ -36,7 +36,8 @@ if not runs:
 else:
     experiments.explain_rejections(runs, PAGE)
 
-    player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"svc.{run.label}")))
+    player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"svc.{run.label}")),
+           in_browser=True)
     moments.reveal(PAGE, runs)
     if all(r.done for r in runs):
         st.subheader(t("svc.summary"))

@@ -117,3 +117,52 @@ def test_a_prediction_is_revealed_next_to_the_measured_figure(browser, server):
     assert_no_errors(page)
     page.screenshot(path=str(ARTIFACTS / "prediction-reveal-en.png"), full_page=True)
     page.close()
+
+
+def test_a_recorded_run_plays_in_the_browser_with_no_server_reruns(browser, server):
+    """Once the runs have ended, ▶ sends the frames once: the counter advances with no message between
+    browser and server, and ⏸ stills the frame the browser had reached."""
+    page = open_page(browser, f"{server}/static-vs-continuous", "en")
+    traffic = []  # every websocket message after the page loaded, either way
+    page.on("websocket", lambda ws: (ws.on("framesent", lambda _: traffic.append("sent")),
+                                     ws.on("framereceived", lambda _: traffic.append("received"))))
+    page.reload()
+    wait_idle(page)
+    page.get_by_role("button", name=PLAYERS["static-vs-continuous"], exact=True).click()
+    page.get_by_role("button", name="Skip, just run", exact=True).click()
+    page.wait_for_selector(".st-key-static-vs-continuous-frame-counter", timeout=360_000)
+    wait_idle(page)
+    speed = page.locator("[class*='player-controls'] [data-testid='stSelectbox']").first
+    speed.click()
+    page.get_by_role("option", name="2 steps/s", exact=True).click()  # slow: a click's round trip is < 1 frame
+    page.wait_for_function("() => [...document.querySelectorAll(\"[class*='player-controls'] input\")].some("
+                           "i => i.value === '2 steps/s')", timeout=30_000)
+    wait_idle(page)
+    for _ in range(3):  # a click that lands while the page reruns can be lost
+        page.get_by_role("button", name="▶", exact=True).click(force=True)
+        try:
+            page.get_by_role("button", name="⏸", exact=True).wait_for(timeout=20_000)
+            break
+        except Exception:
+            wait_idle(page)
+    wait_idle(page)
+    before, messages = counter(page, "static-vs-continuous"), len(traffic)
+    time.sleep(4)
+    assert counter(page, "static-vs-continuous") >= before + 5  # 2 steps/s, drawn by the browser
+    # no fragment reruns: a fragment's timer asks the server over the websocket, and the browser asked
+    # nothing (what it received meanwhile is the play click's own rerun, slow on a loaded machine)
+    assert traffic[messages:].count("sent") == 0, traffic[messages:]
+    assert page.evaluate("() => window.__labChartFrames") >= 2  # the timelines animate too (they get their frames last)
+    page.screenshot(path=str(ARTIFACTS / "static-vs-continuous-playing-in-browser.png"))
+    page.get_by_role("button", name="⏸", exact=True).click()
+    page.get_by_role("button", name="▶", exact=True).wait_for(timeout=30_000)
+    wait_idle(page)
+    reached = page.evaluate("() => window.__labAnim.shown['static-vs-continuous.counter']")
+    paused = counter(page, "static-vs-continuous")
+    assert abs(paused - reached) <= 1, (paused, reached)
+    assert page.locator("[data-anim]").count() == 0  # a still frame, drawn by the server
+    time.sleep(1.5)
+    assert counter(page, "static-vs-continuous") == paused
+    assert_no_errors(page)
+    page.screenshot(path=str(ARTIFACTS / "static-vs-continuous-paused-after-browser-play.png"))
+    page.close()

@@ -36,7 +36,9 @@ _render = components.declare_component("serving_lab_live_chart", path=str(_compo
 
 
 def live_chart(fig, key: str, height: int, config: dict | None = None, fit: tuple[int, int] | None = None,
-               font_scale: float = 1.0) -> None:
-    """`fit=(min, max)`: the chart fills the window's height below it, between min and max pixels."""
+               font_scale: float = 1.0, frames: str | None = None, clock: dict | None = None) -> None:
+    """`fit=(min, max)`: the chart fills the window's height below it, between min and max pixels.
+    `frames` (JSON) and `clock`: the chart plays a finished run by itself (ui/client_player.py)."""
     _render(spec=pio.to_json(fig, validate=False), height=height, config=config or {}, key=key, default=None,
-            fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None, font_scale=font_scale)
+            fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None, font_scale=font_scale,
+            frames=frames, clock=clock)

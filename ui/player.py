@@ -2,7 +2,8 @@
 
 Runs are recorded, so going back costs nothing; in live mode, playing past the last recorded
 frame steps the engines. The views redraw inside a fragment that reruns every `interval`
-seconds while playing (no `while` loops), so the rest of the page stays put.
+seconds while playing (no `while` loops), so the rest of the page stays put. Once every run has
+ended, a page whose views can animate themselves plays in the browser (ui/client_player.py).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Callable
 import streamlit as st
 
 from engine import LiveRun
+from ui import client_player
 from ui.i18n import lang, t
 
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
@@ -42,6 +44,15 @@ def _seek(page: str, runs: list[LiveRun], frame: int) -> None:
 
 def _pause(page: str) -> None:
     st.session_state[_k(page, "playing")] = False
+    st.session_state.pop(_k(page, "browser_clock"), None)
+
+
+def _sync(page: str) -> None:
+    """Playing in the browser, the server's frame is the one it started from: read the clock instead."""
+    ss = st.session_state
+    clock = ss.get(_k(page, "browser_clock"))
+    if clock is not None and ss.get(_k(page, "playing")):
+        ss[_k(page, "frame")] = client_player.frame_at(clock)
 
 
 def _once(callback):
@@ -55,6 +66,7 @@ def _once(callback):
             return
         if ss[_k(page, "playing")]:
             ss[_k(page, "played_click_at")] = now
+        _sync(page)
         callback(page, *args)
     return guarded
 
@@ -69,6 +81,7 @@ def _toggle(page: str, runs: list[LiveRun]) -> None:
         ss[_k(page, "frame")] = 0  # play again from the start
     ss[_k(page, "playing")] = True
     ss.pop(_k(page, "clock"), None)
+    ss.pop(_k(page, "browser_clock"), None)
 
 
 def _scrub(page: str, runs: list[LiveRun]) -> None:
@@ -107,11 +120,13 @@ def _seek_by(page: str, runs: list[LiveRun], delta: int) -> None:
     _seek(page, runs, st.session_state[_k(page, "frame")] + delta)
 
 
-def player(page: str, runs: list[LiveRun], render: Callable[[int], None]) -> None:
+def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_browser: bool = False) -> None:
     """Draw the controls and `render(frame)`, animated while playing.
 
     The buttons live outside the animated fragment (they change only when playing starts or
-    stops, which reruns the page anyway); the fragment redraws the counter and the views."""
+    stops, which reruns the page anyway); the fragment redraws the counter and the views.
+    `in_browser`: every view `render` draws can animate itself (it reads client_player.current());
+    a page of ended runs then plays in the browser."""
     ss = st.session_state
     ss.setdefault(_k(page, "frame"), 0)
     ss.setdefault(_k(page, "playing"), False)
@@ -119,6 +134,9 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None]) -> Non
     for r in runs:
         r.ensure(0)
     playing = ss[_k(page, "playing")]
+    if playing and in_browser and all(r.done for r in runs):
+        _play_in_browser(page, runs, render)
+        return
     controls(page, runs)
     ss[_k(page, "interval_used")] = _interval(page)
     ss[_k(page, "defined_at")] = time.perf_counter()
@@ -142,6 +160,35 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None]) -> Non
             st.rerun()  # redefine the fragment with an interval the redraws can keep
 
     animated()
+
+
+def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], None]) -> None:
+    """Draw the page once with every frame to come; one rerun when the clock reaches the end turns
+    ⏸ back into ▶. No timer reruns the views: a watching student costs the server nothing."""
+    ss, last = st.session_state, _last_frame(runs)
+    clock = ss.get(_k(page, "browser_clock"))
+    if clock is None or clock["speed"] != ss[_k(page, "speed")]:  # pressed play, or a new speed
+        start = ss[_k(page, "frame")] if clock is None else client_player.frame_at(clock)
+        clock = ss[_k(page, "browser_clock")] = client_player.new_clock(start, ss[_k(page, "speed")], last)
+    frame = ss[_k(page, "frame")] = client_player.frame_at(clock)
+    controls(page, runs)
+    ss["player.animating"] = True
+    ss[client_player.CLOCK] = clock
+    try:
+        position(page, runs, frame, last)
+        render(frame)
+    finally:
+        del ss[client_player.CLOCK]
+
+    @st.fragment(run_every=client_player.seconds_left(clock) + 0.3)
+    def the_end():
+        now = ss.get(_k(page, "browser_clock"))
+        if ss[_k(page, "playing")] and now and now["id"] == clock["id"] and client_player.frame_at(clock) >= last:
+            ss[_k(page, "frame")] = last
+            _pause(page)
+            st.rerun()
+
+    the_end()
 
 
 def _clock_is_off(page: str) -> bool:
@@ -186,8 +233,17 @@ def controls(page: str, runs: list[LiveRun]) -> None:
 def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
     """The frame counter with a progress bar, one slim line, redrawn with every frame."""
     live = " …" if not all(r.done for r in runs) else ""
-    share = 100 * frame / max(1, last)
     with st.container(key=f"{page}-frame-counter"):
-        st.html(f'<div class="lab-frame"><div class="lab-frame-bar"><div style="width:{share:.1f}%"></div></div>'
-                f'<span class="lab-frame-label">{t("player.frame")}</span> '
-                f'<span class="lab-frame-value">{frame} / {last}{live}</span></div>')
+        if client_player.current() is None:
+            st.html(_position_html(frame, last, live))
+        else:
+            shown = [_position_html(f, last, live) for f in range(last + 1)]
+            client_player.html_view(f"{page}.counter", client_player.to_json(client_player.encode(shown)),
+                                    shown[frame])
+
+
+def _position_html(frame: int, last: int, live: str) -> str:
+    share = 100 * frame / max(1, last)
+    return (f'<div class="lab-frame"><div class="lab-frame-bar"><div style="width:{share:.1f}%"></div></div>'
+            f'<span class="lab-frame-label">{t("player.frame")}</span> '
+            f'<span class="lab-frame-value">{frame} / {last}{live}</span></div>')

@@ -42,6 +42,8 @@ BASE_CSS = """
 .lab-table th { font-weight: 600; min-width: 4.5em; }
 /* the player's frame line: a progress bar and "step 55 / 710" */
 .lab-frame { display: flex; align-items: center; gap: 0.6rem; }
+/* a refusal note drawn by the in-browser player: st.warning's colours */
+.lab-refusal { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); padding: 1rem; border-radius: 0.5rem; }
 .lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
 .lab-frame-bar > div { height: 100%; background: #1f77b4; }
 .lab-frame-value { font-weight: 600; font-size: 1.15rem; font-variant-numeric: tabular-nums; white-space: nowrap; }

@@ -7,14 +7,15 @@ from html import escape
 import streamlit as st
 
 from engine import LiveRun, blocks_to_reserve, free_runs, kv_split
+from ui import client_player
 from ui.i18n import class_name, labels, lang, run_name, t
 from ui.live_chart import live_chart
 from ui.style import font_scale, scaled
-from viz.blocks import block_pool
-from viz.charts import memory_split, split_legend_html
+from viz.blocks import block_pool, pool_frames
+from viz.charts import memory_split, split_frames, split_legend_html
 from viz.html import block_tables_html, queue_html
 from viz.palette import class_indices, color_indices, run_color
-from viz.timeline import slot_timeline, timeline_column
+from viz.timeline import slot_timeline, timeline_column, timeline_frames
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 # While the player runs, charts are static pictures: no hover layers, no modebar. It halves the
@@ -75,14 +76,27 @@ def timeline(run: LiveRun, frame: int, total: int, key: str, title: str = "", by
     frame = min(frame, run.frames - 1)
     fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(), height=scaled(height),
                         title=title, hover=not animating())
+    clock, frames = client_player.current(), None
+    if clock is not None:
+        frames = client_player.run_frames(run, ("timeline", by_class, total), lambda: timeline_frames(
+            timeline_columns(run, run.frames - 1, by_class), total))
     live_chart(fig, key, scaled(height), chart_config(), fit=(MIN_FIT, scaled(height) * 2) if fit else None,
-               font_scale=font_scale())
+               font_scale=font_scale(), frames=frames, clock=clock and client_player.clock_args(clock))
+
+
+def _html(run: LiveRun, frame: int, key: tuple, frame_html, view_key: str) -> None:
+    """A per-frame HTML view: one still frame, or (playing in the browser) every frame of the run."""
+    if client_player.current() is None:
+        st.html(frame_html(min(frame, run.frames - 1)))
+    else:
+        client_player.html_view(view_key, client_player.html_frames(run, key, frame_html),
+                                frame_html(min(frame, run.frames - 1)))
 
 
 def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:
-    snap = run.snapshots[min(frame, run.frames - 1)]
     with st.container(key=key):
-        st.html(queue_html(snap, colors(run, by_class), view_labels()))
+        _html(run, frame, ("queue", lang(), by_class), lambda i: queue_html(
+            run.snapshots[i], colors(run, by_class), view_labels()), key)
 
 
 def _fmt(value, spec=".1f", suffix=""):
@@ -104,7 +118,11 @@ def html_table(head: list[str], rows: list[list]) -> str:
     return f'<div class="lab-scroll-x"><table class="lab-table"><tr>{th}</tr>{body}</table></div>'
 
 
-def metrics_panel(run: LiveRun, frame: int) -> None:
+def metrics_panel(run: LiveRun, frame: int, key: str = "metrics") -> None:
+    _html(run, frame, ("metrics", lang()), lambda i: metrics_html(run, i), key)
+
+
+def metrics_html(run: LiveRun, frame: int) -> str:
     """What the numbers were at this frame: only requests seen by then count."""
     m = run.recorder.frame_metrics(min(frame, run.frames - 1))
     items = [(t("m.tok_per_s"), _fmt(m["tok_per_s"], ".0f"), ""),
@@ -123,7 +141,7 @@ def metrics_panel(run: LiveRun, frame: int) -> None:
                  _fmt(None if c["slo_attainment"] is None else 100 * c["slo_attainment"], ".0f", "%")]
                 for cls, c in m["classes"].items()]
         html += html_table(head, rows)
-    st.html(html)
+    return html
 
 
 def kv_rows(run: LiveRun) -> list[dict]:
@@ -143,34 +161,56 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     """Block pool, memory split over time, and the block tables of the selected requests (default:
     the ones running now)."""
     frame = min(frame, run.frames - 1)
-    snap = run.snapshots[frame]
-    lab = view_labels()
-    pool = block_pool(snap, colors(run), lab, title=t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks,
-                                                       partial=snap.num_partial_blocks),
-                      hover=not animating())
-    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale())
-    refusal_note(run, frame)
+    snap, lab, clock = run.snapshots[frame], view_labels(), client_player.current()
+    pool = block_pool(snap, colors(run), lab, title=_pool_title(snap), hover=not animating())
+    frames = clock and client_player.run_frames(run, ("pool", lang()), lambda: pool_frames(
+        run.snapshots, colors(run), [_pool_title(s) for s in run.snapshots]))
+    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale(), frames=frames,
+               clock=clock and client_player.clock_args(clock))
+    if clock is None:
+        refusal_note(run, frame)
+    else:  # the note as HTML, in the colours of st.warning
+        _html(run, frame, ("refusal", lang()), lambda i: "".join(
+            f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)), f"{key}.refusal")
+    frames = clock and client_player.run_frames(run, ("split",), lambda: split_frames(kv_rows(run)))
     live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
-               f"{key}.split", scaled(240), chart_config(), font_scale=font_scale())
+               f"{key}.split", scaled(240), chart_config(), font_scale=font_scale(), frames=frames,
+               clock=clock and client_player.clock_args(clock))
     st.html(split_legend_html(lab))
     if show_tables:
-        shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
-        widest = run.cache.setdefault("widest_table", max(
-            (len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)) if run.done else max(
-            (len(tb) for tb in snap.block_tables.values()), default=1)
         st.caption(t("kv.tables_caption"))
-        st.html(f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), lab, widest)}</div>')
+        _html(run, frame, ("tables", lang(), tuple(selected or ())), lambda i: _tables(run, i, selected), f"{key}.tables")
 
 
-def refusal_note(run: LiveRun, frame: int) -> None:
-    """Explain, at the moment it happens, why the contiguous layout turned a request away."""
-    snap = run.snapshots[min(frame, run.frames - 1)]
+def _pool_title(snap) -> str:
+    return t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks, partial=snap.num_partial_blocks)
+
+
+def _tables(run: LiveRun, frame: int, selected: list[str] | None) -> str:
+    snap = run.snapshots[frame]
+    shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
+    widest = run.cache.setdefault("widest_table", max(
+        (len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)) if run.done else max(
+        (len(tb) for tb in snap.block_tables.values()), default=1)
+    return f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), view_labels(), widest)}</div>'
+
+
+def refusals(run: LiveRun, frame: int) -> list[str]:
+    """Why the contiguous layout turned a request away at this frame, in words."""
+    snap, notes = run.snapshots[min(frame, run.frames - 1)], []
     for rid, why in snap.blocked.items():
         if why == "fragmentation":
             view = snap.requests[rid]
             need = blocks_to_reserve(view.num_prompt_tokens, view.max_tokens, run.config)
-            st.warning(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
-                         largest=max(free_runs(snap.block_ref_count), default=0)))
+            notes.append(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
+                           largest=max(free_runs(snap.block_ref_count), default=0)))
+    return notes
+
+
+def refusal_note(run: LiveRun, frame: int) -> None:
+    """Explain, at the moment it happens, why the contiguous layout turned a request away."""
+    for note in refusals(run, frame):
+        st.warning(note)
 
 
 def _over_run(run: LiveRun, name: str, compute):
@@ -237,7 +277,12 @@ def save_runs(runs: list[LiveRun], page: str) -> None:
 
 def heading(text: str, kind: str) -> None:
     """A side-by-side column's title, underlined in its run kind's colour (the same in every view)."""
-    st.html(f'<h4 class="lab-run-heading" style="border-bottom:3px solid {run_color(kind)}">{escape(text)}</h4>')
+    st.html(heading_html(text, kind))
+
+
+def heading_html(text: str, kind: str) -> str:
+    return f'<h4 class="lab-run-heading" style="border-bottom:3px solid {run_color(kind)}">{escape(text)}</h4>'
+
 
 
 def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bool = False, height: int = 300) -> None:
@@ -245,8 +290,14 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bo
     total = max(r.frames for r in runs)
     for col, run in zip(st.columns(len(runs)), runs):
         with col:
-            done_at = f" · {t('svc.done_at', step=run.frames - 1)}" if run.done and frame >= run.frames else ""
-            heading(title(run) + done_at, run.label)
+            done_at = f" · {t('svc.done_at', step=run.frames - 1)}"
+            shown = [heading_html(title(run) + (done_at if run.done and f >= run.frames else ""), run.label)
+                     for f in (range(total) if client_player.current() else [frame])]
+            if client_player.current() is None:
+                st.html(shown[0])
+            else:
+                client_player.html_view(f"{page}.h.{run.label}", client_player.to_json(client_player.encode(shown)),
+                                        shown[frame])
             timeline(run, frame, total, key=f"{page}.tl.{run.label}", by_class=by_class, height=height, fit=True)
             queue(run, frame, key=f"{page}.q.{run.label}", by_class=by_class)
-            metrics_panel(run, frame)
+            metrics_panel(run, frame, key=f"{page}.m.{run.label}")

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine import StepSnapshot
-from viz.figure import figure, image_trace
+from viz.figure import figure, image_trace, palette_rgb
 from viz.figure import title as title_
 from viz.palette import CACHED_FREE, FREE, HUES, tint
 
@@ -30,6 +30,9 @@ def block_code(owner: str | None, fill: int, refs: int, cached: bool, block_size
         return 1 if cached else 0
     level = 0 if fill >= block_size else (1 if fill > 0 else 2)
     return 2 + color_of.get(owner, 0) * _LEVELS + level
+
+
+POOL_CELL = (12, 12)  # pixels per block (w, h) of the picture drawn while animating
 
 
 def grid_shape(num_blocks: int) -> tuple[int, int]:
@@ -59,7 +62,7 @@ def block_pool(snap: StepSnapshot, color_of: dict[str, int], labels: dict, heigh
         cells = {"type": "heatmap", "z": z.reshape(rows, cols), "colorscale": COLORSCALE, "zmin": 0, "zmax": ZMAX,
                  "showscale": False, "xgap": 2, "ygap": 2, "hovertext": texts.reshape(rows, cols), "hoverinfo": "text"}
     else:  # while animating: one small picture (see viz.figure.grid_png)
-        cells = image_trace(z.reshape(rows, cols), COLORSCALE, 0, 12, 12)
+        cells = image_trace(z.reshape(rows, cols), COLORSCALE, 0, *POOL_CELL)
     shared = [b for b in range(n) if snap.block_ref_count[b] > 1]
     height = height or max(140, 60 + rows * 22)
     written = list(snap.written_blocks)
@@ -76,3 +79,19 @@ def block_pool(snap: StepSnapshot, color_of: dict[str, int], labels: dict, heigh
         "yaxis": {"visible": False, "range": [rows - 0.5, -0.5], "scaleanchor": "x"}})
     return fig
 
+
+
+def pool_frames(snaps: list[StepSnapshot], color_of: dict[str, int], titles: list[str]) -> dict:
+    """Every step of a finished run's block pool, for a browser that draws each frame itself
+    (ui/live_chart.html repeats block_pool's picture, ref-count labels and written outlines): the
+    first step's codes, then per step only the blocks whose code changed."""
+    n = snaps[0].num_blocks if snaps else 0
+    changes, before = [], None
+    for snap in snaps:
+        codes = [block_code(snap.block_owner[b], snap.block_fill[b], snap.block_ref_count[b], snap.block_cached[b],
+                            snap.block_size, color_of) for b in range(n)]
+        changes.append([[b, c] for b, c in enumerate(codes) if before is None or before[b] != c])
+        before = codes
+    return {"kind": "pool", "grid": grid_shape(n), "blocks": n, "cell": POOL_CELL, "rgb": palette_rgb(COLORSCALE), "changes": changes,
+            "shared": [[[b, r] for b, r in enumerate(s.block_ref_count) if r > 1] for s in snaps],
+            "written": [list(s.written_blocks) for s in snaps], "titles": titles}

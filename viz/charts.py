@@ -34,6 +34,12 @@ def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, 
     return fig
 
 
+def split_frames(rows: list[dict]) -> dict:
+    """Every step of a finished run's memory split, for a browser that draws each frame itself (ui/
+    live_chart.html shows each share's line up to the frame, as memory_split does)."""
+    return {"kind": "series", "y": [[r[key] / r["total"] for r in rows] for key in SPLIT_KEYS]}
+
+
 def nice_ticks(top: float, n: int = 5) -> list[float]:
     """Round tick values from 0 to at least `top`, about n of them, at 1, 2, 2.5 or 5 times a power of 10."""
     if top <= 0:

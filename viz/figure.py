@@ -32,8 +32,7 @@ def image_trace(codes: np.ndarray, colorscale: list, x_start: int, cell_w: int, 
 def grid_png(codes: np.ndarray, colorscale: list, cell_w: int, cell_h: int) -> str:
     """Colour codes (NaN: blank) as a PNG data URI, each cell cell_w x cell_h pixels with a one-pixel
     white gap."""
-    rgb = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for _, c in colorscale[1::2]] + [[255, 255, 255]],
-                   dtype=np.uint8)
+    rgb = np.array(palette_rgb(colorscale), dtype=np.uint8)
     index = np.where(np.isnan(codes), len(rgb) - 1, codes).astype(np.int64)
     pixels = rgb[index].repeat(cell_h, axis=0).repeat(cell_w, axis=1)
     pixels[cell_h - 1::cell_h, :] = 255
@@ -41,3 +40,8 @@ def grid_png(codes: np.ndarray, colorscale: list, cell_w: int, cell_h: int) -> s
     buffer = io.BytesIO()
     Image.fromarray(pixels).save(buffer, format="PNG", compress_level=1)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def palette_rgb(colorscale: list) -> list[list[int]]:
+    """The picture's colour per code (a stepped colorscale: every second stop), then white for blank."""
+    return [[int(c[i:i + 2], 16) for i in (1, 3, 5)] for _, c in colorscale[1::2]] + [[255, 255, 255]]

@@ -7,11 +7,14 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine import StepSnapshot
-from viz.figure import figure, image_trace
+from viz.figure import figure, image_trace, palette_rgb
 from viz.figure import title as title_
 from viz.palette import HEATMAP_ZMAX, HUES, heatmap_colorscale
 
 COLORSCALE = heatmap_colorscale()
+WINDOW = 120  # steps shown at once
+CELL = (4, 5)  # pixels per cell (w, h) of the picture drawn while animating
+CURSOR_LINE = {"color": "#444", "width": 1.5, "dash": "dot"}
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ def slot_dtick(slots: int, height: int) -> int:
 
 
 def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, labels: dict,
-                  window: int = 120, height: int = 320, title: str = "", hover: bool = True) -> go.Figure:
+                  window: int = WINDOW, height: int = 320, title: str = "", hover: bool = True) -> go.Figure:
     """Slots (rows) x steps (columns) up to `frame`; later steps stay blank, axes stay fixed.
     Without `hover` (while animating) the per-cell texts are left out: nobody can hover a moving chart."""
     start, end = window_range(frame, total_frames, window)
@@ -90,13 +93,13 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
                  "zmin": 0, "zmax": HEATMAP_ZMAX, "showscale": False, "xgap": 1, "ygap": 1, "hovertext": text,
                  "hovertemplate": "%{hovertext}<extra>" + labels["step"] + " %{x}</extra>"}
     else:  # while animating: one tiny PNG, one pixel per cell, instead of plotly painting every cell
-        cells = image_trace(z, COLORSCALE, start, 4, 5)
+        cells = image_trace(z, COLORSCALE, start, *CELL)
     preempted = {"type": "scatter", "mode": "markers", "name": labels["preempted"], "hoverinfo": "name",
                  "x": [c.step for c in shown for _ in c.preempted_slots],
                  "y": [s for c in shown for s in c.preempted_slots],
                  "marker": {"symbol": "x-thin", "size": 10, "line": {"width": 2.5, "color": "#d62728"}}}
     cursor = [{"type": "line", "x0": shown[-1].step, "x1": shown[-1].step, "y0": 0, "y1": 1, "yref": "paper",
-               "line": {"color": "#444", "width": 1.5, "dash": "dot"}}] if shown else []
+               "line": CURSOR_LINE}] if shown else []
     fig = figure([cells, preempted], {
         "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36 if title else 8, "b": 46},
         "showlegend": False, "uirevision": "timeline", "plot_bgcolor": "white", "shapes": cursor,
@@ -106,3 +109,12 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
                   "dtick": slot_dtick(slots, height), "scaleanchor": False}})
     return fig
 
+
+
+def timeline_frames(columns: list[TimelineColumn], total_frames: int, window: int = WINDOW) -> dict:
+    """Every column of a finished run, for a browser that draws each frame itself (ui/client_player.js
+    repeats slot_timeline's window, picture and cursor from these). Hover texts stay out: frames are
+    only drawn while playing, when the server leaves them out too."""
+    return {"kind": "timeline", "z": [c.z for c in columns], "preempted": [c.preempted_slots for c in columns],
+            "steps": [c.step for c in columns], "total": total_frames, "window": window, "cell": CELL,
+            "rgb": palette_rgb(COLORSCALE), "cursor": CURSOR_LINE}

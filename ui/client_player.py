@@ -1,0 +1,96 @@
+"""Recorded runs play in the browser: the server draws the page once, and the browser animates it.
+
+Server-side playback redraws every view on the server for every frame (~7 ms at 64 slots x 512
+blocks, up to 20 times a second per student). Once every run on a page has ended, nothing new can
+happen, so pressing play draws each animated view once with all its frames and a clock (when
+playback started, from which frame, at what speed); the browser picks the frame from the clock
+(ui/client_player.js for HTML views, ui/live_chart.html for charts). The frames of a run are encoded
+once (kept in `run.cache`, shared by every session showing the run); a session only sends them.
+Pause, step and scrub still go to the server, which reads the frame off the same clock.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from html import escape
+from pathlib import Path
+from typing import Callable
+
+import streamlit as st
+
+from engine import LiveRun
+
+CLOCK = "player.client"  # session key: the clock, set only while the player draws a page that plays in the browser
+DRIVER = Path(__file__).with_name("client_player.js").read_text()
+
+
+def new_clock(frame: int, speed: int, last: int) -> dict:
+    return {"id": uuid.uuid4().hex[:12], "t0": time.time(), "start": frame, "speed": speed, "last": last}
+
+
+def frame_at(clock: dict, now: float | None = None) -> int:
+    """The frame the browser shows now (ui/client_player.js computes the same)."""
+    elapsed = (time.time() if now is None else now) - clock["t0"]
+    return min(clock["last"], clock["start"] + int(max(0.0, elapsed) * clock["speed"]))
+
+
+def seconds_left(clock: dict) -> float:
+    return max(0.0, (clock["last"] - clock["start"]) / clock["speed"] - (time.time() - clock["t0"]))
+
+
+def current() -> dict | None:
+    """The clock while the page being drawn plays in the browser, else None (draw one still frame)."""
+    return st.session_state.get(CLOCK)
+
+
+def clock_args(clock: dict) -> dict:
+    """What the browser gets: how long ago playback started rather than when (its clock may be off)."""
+    return {"id": clock["id"], "start": clock["start"], "speed": clock["speed"], "last": clock["last"],
+            "elapsed_ms": round(1000 * (time.time() - clock["t0"]))}
+
+
+def encode(strings: list[str]) -> dict:
+    """Per frame an HTML string, cut before each tag and de-duplicated: consecutive frames share most
+    of their cells, so a run's frames cost a table of distinct pieces and a list of indices each."""
+    pieces: dict[str, int] = {}
+    frames = []
+    for s in strings:
+        head, *tags = s.split("<")
+        frames.append([pieces.setdefault(p, len(pieces)) for p in [head] + ["<" + t for t in tags] if p])
+    return {"pieces": list(pieces), "frames": frames}
+
+
+def decode(data: dict, frame: int) -> str:
+    """One frame's HTML, as ui/client_player.js rebuilds it."""
+    return "".join(data["pieces"][k] for k in data["frames"][min(frame, len(data["frames"]) - 1)])
+
+
+def to_json(data: dict) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
+def run_frames(run: LiveRun, key: tuple, build: Callable[[], dict]) -> str:
+    """A finished run's frames for one view, as JSON, built once per run and shared by every session."""
+    key = ("client",) + key
+    if key not in run.cache:
+        run.cache.setdefault(key, to_json(build()))
+    return run.cache[key]
+
+
+def html_frames(run: LiveRun, key: tuple, frame_html: Callable[[int], str]) -> str:
+    return run_frames(run, key, lambda: encode([frame_html(i) for i in range(run.frames)]))
+
+
+def html_view(key: str, frames_json: str, html: str) -> None:
+    """An HTML view that animates itself: `html` (the frame the server reads off the clock now) until
+    the script takes over."""
+    st.html(view_body(key, frames_json, html, current()), unsafe_allow_javascript=True)
+
+
+def view_body(key: str, frames_json: str, html: str, clock: dict) -> str:
+    # Streamlit sanitizes st.html with DOMPurify, which drops a <script> whose text looks like markup
+    # ("<" then a letter, "/" or "!"): in JSON, "<" only appears inside strings, where \u003c is the same.
+    data = frames_json.replace("<", "\\u003c")
+    return (f'<div data-anim="{escape(key)}" data-clock="{clock["id"]}">{html}</div><script>{DRIVER}\n'
+            f'window.__labAnim.track({json.dumps(key)}, {json.dumps(clock_args(clock))}, {data});</script>')
