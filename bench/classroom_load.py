@@ -14,6 +14,7 @@ Streamlit's AppTest, in this one process (as one `streamlit run` server holds ev
 3. Playing (`--play N`, 0 skips it): `python -m ui.serve` on a free loopback port and N real sessions
    in Debian's chromium (Playwright), each opening the moment and pressing play; for `--seconds` the
    server's CPU (from /proc) and, in `--sample` of the pages, the frames/s the page's counter shows.
+   `--freeze-others` freezes the pages not sampled once they play, as if each ran on its own laptop.
 Targets (issue 13): <= 60 MB per additional session; all 40 see the moment play within 10 s; >= 20
 frames/s in the browser with the server under one core.
 """
@@ -171,8 +172,14 @@ def set_speed(page, speed: int) -> None:
     raise RuntimeError(f"the speed did not change to {speed} steps/s")
 
 
-def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10) -> dict:
-    """N real sessions playing the same moment: the server's CPU, and frames/s seen in `sample` pages."""
+def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10, freeze_others: bool = False,
+            in_browser: bool = False) -> dict:
+    """N real sessions playing the same moment: the server's CPU, and frames/s seen in `sample` pages.
+    `freeze_others`: once every page plays, all but the sampled ones are frozen (CDP
+    Page.setWebLifecycleState): in a room each student's browser animates on the student's own laptop,
+    while here 40 chromium pages would share this machine's two cores with the server. A frozen page
+    stays connected and its session stays in play on the server. `in_browser`: the server plays recorded
+    runs in the browser (SERVING_LAB_BROWSER_PLAYBACK=1, see ui/player.py)."""
     from playwright.sync_api import sync_playwright
 
     with socket.socket() as sock:
@@ -180,7 +187,8 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
         port = sock.getsockname()[1]
     server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
                                "127.0.0.1", "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+                              stderr=subprocess.DEVNULL,
+                              env={**os.environ, "SERVING_LAB_BROWSER_PLAYBACK": "1" if in_browser else "0"})
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(240):
@@ -213,6 +221,9 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
                 page.get_by_role("button", name="▶", exact=True).click(force=True)
                 page.get_by_role("button", name="⏸", exact=True).wait_for()
             watched = pages[-sample:]  # the last to press play: the first may have reached the end already
+            if freeze_others:
+                for page in pages[:-sample]:
+                    page.context.new_cdp_session(page).send("Page.setWebLifecycleState", {"state": "frozen"})
             for page in watched:
                 page.evaluate(COUNT_FRAMES)
             cpu, clock = cpu_seconds(server.pid), time.perf_counter()
@@ -220,13 +231,13 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
             used, elapsed = cpu_seconds(server.pid) - cpu, time.perf_counter() - clock
             fps = [page.evaluate("() => window.__frames") / elapsed for page in watched]
             charts = [page.evaluate(CHART_FRAMES) for page in watched]
-            shown = [counter_text(page) for page in pages]
+            shown = [counter_text(page) for page in (watched if freeze_others else pages)]
             browser.close()
     finally:
         server.terminate()
         server.wait(timeout=30)
     return {"sessions": n, "sampled": len(fps), "frames_per_s": fps, "server_cores": used / elapsed,
-            "seconds": elapsed, "frames_shown_at_end": shown, "speed": speed,
+            "seconds": elapsed, "frames_shown_at_end": shown, "speed": speed, "others_frozen": freeze_others,
             "chart_frames_per_s": [None if c is None else c / elapsed for c in charts]}
 
 
@@ -240,6 +251,9 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=2, help="of which the frames/s is measured in")
     ap.add_argument("--seconds", type=float, default=10.0, help="how long they play while measured")
     ap.add_argument("--speed", type=int, default=10, help="the player's speed, steps/s (the frames/s it can show)")
+    ap.add_argument("--freeze-others", action="store_true",
+                    help="freeze all but the sampled pages once they play (each student's own laptop animates)")
+    ap.add_argument("--browser-playback", action="store_true", help="recorded runs play in the browser")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "2")
@@ -258,12 +272,16 @@ def main() -> None:
               f"p95 {fmt(r['p95_s'])}, max {fmt(r['max_s'])}, {r['within_10s']}/{n} within 10 s "
               f"({n - r['seen']} still waiting after {args.timeout:.0f} s)", flush=True)
     if args.play:
-        r = report["playing"] = playing(args.play, args.sample, args.seconds, args.moment, args.speed)
+        r = report["playing"] = playing(args.play, args.sample, args.seconds, args.moment, args.speed,
+                                             args.freeze_others, args.browser_playback)
         charts = ", ".join("-" if c is None else f"{c:.1f}" for c in r["chart_frames_per_s"])
         print(f"playing: {r['sessions']} browser sessions play {args.moment} at {r['speed']} steps/s; the server "
               f"used {r['server_cores']:.2f} cores; frames/s in {r['sampled']} sampled pages: "
               f"{', '.join(f'{f:.1f}' for f in r['frames_per_s'])} (chart frames drawn per s, all charts: "
-              f"{charts}); counters at the end: {' '.join(r['frames_shown_at_end'])}", flush=True)
+              f"{charts}); counters at the end: {' '.join(r['frames_shown_at_end'])}"
+              + (f" (the other {r['sessions'] - r['sampled']} pages frozen once playing)" if r["others_frozen"]
+                 else ""),
+              flush=True)
     if args.json:
         print(json.dumps(report))
     sys.stdout.flush()

@@ -119,6 +119,8 @@ def test_a_prediction_is_revealed_next_to_the_measured_figure(browser, server):
     page.close()
 
 
+@pytest.mark.xfail(strict=True, reason="browser playback is off (ui.player.BROWSER_PLAYBACK): after pause its "
+                   "animated views can stay beside the still ones (issue 13)")
 def test_a_recorded_run_plays_in_the_browser_with_no_server_reruns(browser, server):
     """Once the runs have ended, ▶ sends the frames once: the counter advances with no message between
     browser and server, and ⏸ stills the frame the browser had reached."""

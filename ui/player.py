@@ -7,6 +7,7 @@ ended, a page whose views can animate themselves plays in the browser (ui/client
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable
 
@@ -17,6 +18,9 @@ from ui import client_player
 from ui.i18n import lang, t
 
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
+# Recorded runs playing in the browser (ui/client_player.py) is off unless SERVING_LAB_BROWSER_PLAYBACK=1:
+# after ⏸ the animated views can stay on the page beside the still ones, still animating (issue 13).
+BROWSER_PLAYBACK = os.environ.get("SERVING_LAB_BROWSER_PLAYBACK") == "1"
 BASE_INTERVAL = 0.05  # at most 20 redraws a second
 SPEED_WIDTH = 170  # pixels: "100 steps/s" at instructor mode's type size
 
@@ -134,7 +138,7 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
     for r in runs:
         r.ensure(0)
     playing = ss[_k(page, "playing")]
-    if playing and in_browser and all(r.done for r in runs):
+    if playing and in_browser and BROWSER_PLAYBACK and all(r.done for r in runs):
         _play_in_browser(page, runs, render)
         return
     controls(page, runs)
