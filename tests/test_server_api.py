@@ -246,3 +246,22 @@ def test_serve_exits_with_a_message_when_the_engine_cannot_start():
                         "--port", "0"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr, r.stderr[-500:]
     assert "512" in r.stderr  # the model's context length, so the user knows what to ask for
+
+
+def test_the_engine_process_starts_when_the_main_module_is_a_script_that_cannot_run_again(tiny, tmp_path,
+                                                                                           monkeypatch):
+    """Under Streamlit, __main__ is the lab's app.py; a spawned core must not run it again (it would die)."""
+    import sys
+    import types
+
+    script = tmp_path / "app_like.py"
+    script.write_text("raise SystemExit('this script only runs under its own runner')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    engine = make_app("tiny", loaded=tiny, max_num_seqs=2).state.engine
+    try:
+        assert engine.alive
+    finally:
+        engine.stop()
+    assert sys.modules["__main__"] is main

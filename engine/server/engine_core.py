@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import traceback
+import types
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -68,6 +70,9 @@ class CoreStats:
         return 1 - self.num_free_blocks / self.num_blocks
 
 
+_MAIN_SWAP = threading.Lock()
+
+
 def start_engine_core(model: str, loaded, config):
     """Spawn the core process; returns (process, connection). Spawned, not forked: a fork of a process
     that already runs torch's thread pool (or uvicorn's threads) can hang in the child. The core uses as
@@ -80,7 +85,15 @@ def start_engine_core(model: str, loaded, config):
     ours, theirs = ctx.Pipe()
     proc = ctx.Process(target=run_engine_core, args=(theirs, model, loaded, config, torch.get_num_threads()),
                        name="engine-core", daemon=True)
-    proc.start()
+    with _MAIN_SWAP:
+        # A spawned child first re-runs the parent's __main__ file. Under Streamlit (the Real server page)
+        # that is the lab's app.py, which cannot run outside `streamlit run`: the child gets a bare __main__.
+        main = sys.modules["__main__"]
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            proc.start()
+        finally:
+            sys.modules["__main__"] = main
     theirs.close()
     return proc, ours
 
