@@ -2,25 +2,29 @@
 
     python bench/classroom_load.py [--sessions 3] [--concurrent 10 40] [--timeout 120] [--moment fixed-batch-holes]
 
-Streamlit's AppTest, in this one process (as one `streamlit run` server holds every browser session):
-1. Memory: `--sessions` students, one after the other, each open the four lecture moments
+1. Memory, with Streamlit's AppTest in this one process (as one `streamlit run` server holds every
+   browser session): `--sessions` students, one after the other, each open the four lecture moments
    (fixed-batch-holes, chat-and-reports, contiguous-vs-paged, support-bot-sla) and stay open. The
    process's resident memory after the first and after the last gives the memory per additional
    session; the CPU seconds each session cost are printed too.
-2. Time to first frame: for each N in `--concurrent`, N fresh sessions press the same moment at random
-   moments within 5 s (threads, as a server's sessions are); each session's time from its press until
-   its script run has drawn the player's first frame. p50/p95 and how many saw it within 10 s; a
-   session still waiting after `--timeout` seconds counts as not seen (the run is bounded).
+2. Time to first frame: for each N in `--concurrent`, a fresh `python -m ui.serve` (its run cache empty)
+   and N real sessions on its websocket (bench/ws_student.py: what a browser sends, nothing drawn) that
+   press the same moment at random moments within 5 s; each session's time from its press until the
+   first frame is drawn, and until it plays (▶ pressed at once). p50/p95, how many within 10 s, and the
+   server's CPU meanwhile; a session still waiting after `--timeout` seconds counts as not seen.
 3. Playing (`--play N`, 0 skips it): `python -m ui.serve` on a free loopback port and N real sessions
    in Debian's chromium (Playwright), each opening the moment and pressing play; for `--seconds` the
    server's CPU (from /proc) and, in `--sample` of the pages, the frames/s the page's counter shows.
    `--freeze-others` freezes the pages not sampled once they play, as if each ran on its own laptop.
+   Recorded runs play in the browser; `--server-playback` has the server draw every frame instead.
 Targets (issue 13): <= 60 MB per additional session; all 40 see the moment play within 10 s; >= 20
 frames/s in the browser with the server under one core.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import ctypes
 import gc
 import json
@@ -30,16 +34,18 @@ import re
 import socket
 import statistics
 import subprocess
+import tempfile
 import urllib.request
 import sys
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
+
+import yaml  # noqa: E402
 
 from lessons import load_moments  # noqa: E402
 from ui.nav import SECTIONS  # noqa: E402
@@ -47,6 +53,7 @@ from ui.nav import SECTIONS  # noqa: E402
 MOMENTS = ("fixed-batch-holes", "chat-and-reports", "contiguous-vs-paged", "support-bot-sla")
 PAGE_FILES = {url: path for entries in SECTIONS.values() for url, path, _, _ in entries}
 SKIP = "Skip, just run"  # the prediction form's skip button (English)
+STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
 
 
 def rss_mb() -> float:
@@ -87,6 +94,7 @@ def memory_per_session(n: int) -> dict:
         at = new_session()
         for moment_id in MOMENTS:
             assert press(at, moment_id), f"{moment_id}: no frame drawn"
+        finish_shared_runs()  # the runs end in the background: count what they hold once they have ended
         sessions.append(at)  # kept open, as a student's tab is
         cpu.append(time.process_time() - started)
         wall.append(time.perf_counter() - clock)
@@ -96,41 +104,104 @@ def memory_per_session(n: int) -> dict:
     return {"sessions": n, "rss_mb": rss, "cpu_s": cpu, "wall_s": wall, "mb_per_additional_session": per}
 
 
-def forget_shared_runs() -> None:
-    """A moment nobody has run yet: the first press must compute it (a lab without the shared run
-    cache computes every press anyway)."""
+def finish_shared_runs() -> None:
+    """Until the shared runs computed in the background have ended (a lab without them has nothing to wait for)."""
     try:
         from ui.run_cache import RUNS
     except ImportError:
         return
-    RUNS.clear()
+    if hasattr(RUNS, "join"):  # older labs computed a run inside the press
+        RUNS.join()
+
+
+@contextlib.contextmanager
+def lab_server(env: dict | None = None):
+    """`python -m ui.serve` on a free loopback port, as `make run` starts it (its run cache starts empty);
+    its output goes to a temporary file, named when the measurement fails."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = tempfile.NamedTemporaryFile("w+", prefix="classroom-server-", suffix=".log", delete=False)
+    server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
+                               "127.0.0.1", "--server.headless", "true"], cwd=ROOT, stdout=log,
+                              stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        yield url, server.pid
+    except Exception:
+        print(f"the server's log: {log.name}", file=sys.stderr)
+        raise
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
 
 
 def time_to_first_frame(n: int, moment_id: str, timeout: float, spread: float = 5.0) -> dict:
-    sessions = [new_session() for _ in range(n)]  # the students have the lab open before the press
-    forget_shared_runs()
+    """N real sessions (bench/ws_student.py) on a fresh server press the same moment within `spread` s.
+    From each student's press of the moment's button (then "Skip, just run" on its prediction form)
+    until the first frame is drawn, and until it plays (▶ pressed at the first frame: the views that
+    animate in the browser sent, or the server drawing a frame two steps on)."""
+    from ws_student import Student
+
+    moment = load_moments()[moment_id]
+    label = "🎓 " + STRINGS[f"moment.name.{moment_id}"]["en"]
     rng = random.Random(0)
     offsets = sorted(rng.uniform(0, spread) for _ in range(n))
-    seen: list[float | None] = [None] * n
-    start = time.perf_counter() + 0.2
+    first: list[float | None] = [None] * n
+    played: list[float | None] = [None] * n
 
-    def student(i: int) -> None:
-        time.sleep(max(0.0, start + offsets[i] - time.perf_counter()))
-        pressed = time.perf_counter()
-        if press(sessions[i], moment_id):
-            seen[i] = time.perf_counter() - pressed
+    async def student(s: Student, i: int, start: float) -> None:
+        await asyncio.sleep(max(0.0, start + offsets[i] - time.monotonic()))
+        pressed = time.monotonic()
+        await s.click(label)
+        await s.click(SKIP)
+        while not s.frames:
+            await asyncio.sleep(0.01)
+        first[i] = s.frames[0][0] - pressed
+        await s.idle()
+        await s.click("▶")
+        moving = lambda: [t for t, f in s.frames if f >= s.frames[0][1] + 2]  # noqa: E731 (two steps on: not one step)
+        while not (s.animated_at or moving()):
+            await asyncio.sleep(0.01)
+        played[i] = min(t for t in [s.animated_at, *moving()] if t) - pressed
 
-    threads = [threading.Thread(target=student, args=(i,), daemon=True) for i in range(n)]
-    for th in threads:
-        th.start()
-    deadline = start + spread + timeout
-    for th in threads:
-        th.join(max(0.0, deadline - time.perf_counter()))
+    async def room(url: str, pid: int) -> float:
+        students = [Student(url, moment.page) for _ in range(n)]
+        for s in students:  # the students have the lab open before anyone presses
+            await s.open()
+        cpu = cpu_seconds(pid)
+        start = time.monotonic() + 0.2
+        tasks = [asyncio.create_task(student(s, i, start)) for i, s in enumerate(students)]
+        await asyncio.wait(tasks, timeout=spread + timeout)
+        used = (cpu_seconds(pid) - cpu) / (time.monotonic() - start)
+        for task in tasks:
+            task.cancel()
+        for s in students:
+            await s.close()
+        errors = [e for s in students for e in s.errors]
+        if errors:
+            raise RuntimeError(errors[:3])
+        return used
+
+    with lab_server() as (url, pid):
+        cores = asyncio.run(room(url, pid))
+    return {"sessions": n, "first_frame": _spread(first, 10), "playing": _spread(played, 10), "timeout_s": timeout,
+            "server_cores": cores}
+
+
+def _spread(seen: list[float | None], within: float) -> dict:
     times = sorted(s for s in seen if s is not None)
     q = statistics.quantiles(times, n=20, method="inclusive") if len(times) > 1 else times * 19
-    return {"sessions": n, "seen": len(times), "within_10s": sum(1 for s in times if s <= 10),
+    return {"seen": len(times), f"within_{within:.0f}s": sum(1 for s in times if s <= within),
             "p50_s": statistics.median(times) if times else None, "p95_s": q[18] if times else None,
-            "max_s": times[-1] if times else None, "timeout_s": timeout}
+            "max_s": times[-1] if times else None}
 
 
 CHROMIUM = "/usr/bin/chromium"
@@ -173,36 +244,24 @@ def set_speed(page, speed: int) -> None:
 
 
 def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10, freeze_others: bool = False,
-            in_browser: bool = False) -> dict:
+            in_browser: bool = True) -> dict:
     """N real sessions playing the same moment: the server's CPU, and frames/s seen in `sample` pages.
-    `freeze_others`: once every page plays, all but the sampled ones are frozen (CDP
+    `freeze_others`: each page but the sampled ones is frozen once it plays (CDP
     Page.setWebLifecycleState): in a room each student's browser animates on the student's own laptop,
     while here 40 chromium pages would share this machine's two cores with the server. A frozen page
-    stays connected and its session stays in play on the server. `in_browser`: the server plays recorded
-    runs in the browser (SERVING_LAB_BROWSER_PLAYBACK=1, see ui/player.py)."""
+    stays connected; with server-side playback its timers stop too, so measure that without freezing.
+    `in_browser`: the server plays recorded runs in the browser (the default; else
+    SERVING_LAB_BROWSER_PLAYBACK=0, see ui/player.py)."""
     from playwright.sync_api import sync_playwright
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
-                               "127.0.0.1", "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL,
-                              env={**os.environ, "SERVING_LAB_BROWSER_PLAYBACK": "1" if in_browser else "0"})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
+    with lab_server({"SERVING_LAB_BROWSER_PLAYBACK": "1" if in_browser else "0"}) as (url, server_pid):
         lab = load_moments()[moment_id].page
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
             pages = []
-            for _ in range(n):
+            for i in range(n):
                 page = browser.new_context(viewport={"width": 1440, "height": 900}, locale="en-US").new_page()
+                page.set_default_timeout(60_000)
                 page.goto(f"{url}/{lab}?lang=en")
                 page.locator(f"[class*='moment-btn-{moment_id}'] button").first.click(timeout=120_000)
                 counter = page.locator(f".st-key-{lab}-frame-counter")
@@ -215,27 +274,21 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
                 counter.first.wait_for(timeout=120_000)  # a loaded machine draws the first page slowly
                 if speed != 10:
                     set_speed(page, speed)
-                pages.append(page)
-            for page in pages:
-                page.set_default_timeout(60_000)
                 page.get_by_role("button", name="▶", exact=True).click(force=True)
                 page.get_by_role("button", name="⏸", exact=True).wait_for()
-            watched = pages[-sample:]  # the last to press play: the first may have reached the end already
-            if freeze_others:
-                for page in pages[:-sample]:
+                if freeze_others and i < n - sample:  # it plays on: its own laptop animates it
                     page.context.new_cdp_session(page).send("Page.setWebLifecycleState", {"state": "frozen"})
+                pages.append(page)
+            watched = pages[-sample:]  # the last to press play: the first may have reached the end already
             for page in watched:
                 page.evaluate(COUNT_FRAMES)
-            cpu, clock = cpu_seconds(server.pid), time.perf_counter()
+            cpu, clock = cpu_seconds(server_pid), time.perf_counter()
             time.sleep(seconds)
-            used, elapsed = cpu_seconds(server.pid) - cpu, time.perf_counter() - clock
+            used, elapsed = cpu_seconds(server_pid) - cpu, time.perf_counter() - clock
             fps = [page.evaluate("() => window.__frames") / elapsed for page in watched]
             charts = [page.evaluate(CHART_FRAMES) for page in watched]
             shown = [counter_text(page) for page in (watched if freeze_others else pages)]
             browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     return {"sessions": n, "sampled": len(fps), "frames_per_s": fps, "server_cores": used / elapsed,
             "seconds": elapsed, "frames_shown_at_end": shown, "speed": speed, "others_frozen": freeze_others,
             "chart_frames_per_s": [None if c is None else c / elapsed for c in charts]}
@@ -253,7 +306,8 @@ def main() -> None:
     ap.add_argument("--speed", type=int, default=10, help="the player's speed, steps/s (the frames/s it can show)")
     ap.add_argument("--freeze-others", action="store_true",
                     help="freeze all but the sampled pages once they play (each student's own laptop animates)")
-    ap.add_argument("--browser-playback", action="store_true", help="recorded runs play in the browser")
+    ap.add_argument("--server-playback", action="store_true",
+                    help="the server draws every frame (SERVING_LAB_BROWSER_PLAYBACK=0) instead of the browser")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "2")
@@ -267,13 +321,16 @@ def main() -> None:
     for n in args.concurrent:
         r = time_to_first_frame(n, args.moment, args.timeout)
         report["first_frame"].append(r)
-        fmt = lambda v: "-" if v is None else f"{v:.2f} s"  # noqa: E731
-        print(f"first frame, {n} sessions pressing {args.moment} within 5 s: p50 {fmt(r['p50_s'])}, "
-              f"p95 {fmt(r['p95_s'])}, max {fmt(r['max_s'])}, {r['within_10s']}/{n} within 10 s "
-              f"({n - r['seen']} still waiting after {args.timeout:.0f} s)", flush=True)
+        for what in ("first_frame", "playing"):
+            d = r[what]
+            fmt = lambda v: "-" if v is None else f"{v:.2f} s"  # noqa: E731
+            print(f"{what.replace('_', ' ')}, {n} sessions pressing {args.moment} within 5 s: p50 {fmt(d['p50_s'])}, "
+                  f"p95 {fmt(d['p95_s'])}, max {fmt(d['max_s'])}, {d['within_10s']}/{n} within 10 s "
+                  f"({n - d['seen']} still waiting after {args.timeout:.0f} s)", flush=True)
+        print(f"  the server used {r['server_cores']:.2f} cores meanwhile", flush=True)
     if args.play:
         r = report["playing"] = playing(args.play, args.sample, args.seconds, args.moment, args.speed,
-                                             args.freeze_others, args.browser_playback)
+                                             args.freeze_others, not args.server_playback)
         charts = ", ".join("-" if c is None else f"{c:.1f}" for c in r["chart_frames_per_s"])
         print(f"playing: {r['sessions']} browser sessions play {args.moment} at {r['speed']} steps/s; the server "
               f"used {r['server_cores']:.2f} cores; frames/s in {r['sampled']} sampled pages: "

@@ -3,7 +3,9 @@ lecture moments, worksheets (tasks.yaml) and quiz (quiz.yaml). Pure Python + yam
 problem in a content file raises ValueError naming the file and the entry."""
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,6 +135,32 @@ def _need_str(path, entry, d, key):
     return value
 
 
+def _kept_while_unchanged(files_of):
+    """Keep what a loader returned while the files it read are unchanged (same names, mtimes and sizes): every
+    page run of every session asks for the lessons and moments, and a room of forty spent more of the
+    server's time parsing them than drawing. An edited file is read again at the next run. Callers get
+    their own shallow copy of the dict or list."""
+    def wrap(load):
+        kept, lock = {}, threading.Lock()
+
+        @functools.wraps(load)
+        def loader(*args):
+            files = files_of(*args)
+            if files is None:  # arguments that are not files (moments passed in): no keeping
+                return load(*args)
+            stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
+            with lock:
+                hit = kept.get(args)
+            if hit is None or hit[0] != stamp:
+                hit = (stamp, load(*args))
+                with lock:
+                    kept[args] = hit
+            return type(hit[1])(hit[1])
+        return loader
+    return wrap
+
+
+@_kept_while_unchanged(lambda path=None: [path or ROOT / "moments.yaml"])
 def load_moments(path: Path | None = None) -> dict[str, Moment]:
     path = path or ROOT / "moments.yaml"
     out = {}
@@ -164,6 +192,8 @@ def parse_front_matter(text: str, path: Path) -> tuple[dict, str]:
     return meta, m.group(2).strip() + "\n"
 
 
+@_kept_while_unchanged(lambda lang, moments=None: None if moments is not None or lang not in LANGS else
+                       [ROOT / "moments.yaml", *sorted((ROOT / lang).glob("*.md"))])
 def load_lessons(lang: str, moments: dict[str, Moment] | None = None) -> list[Lesson]:
     """The lessons of one language, sorted by `order`; front matter checked against moments.yaml."""
     moments = moments if moments is not None else load_moments()

@@ -49,7 +49,7 @@ else:
     selected = ss.get(f"{PAGE}.selected") or None
 
     def render(frame: int) -> None:
-        total = max(r.frames for r in runs)
+        total = views.total_frames(runs)
         for col, run in zip(st.columns(len(runs)), runs):
             with col:
                 views.heading(t(f"kv.v.{run.label}"), run.label)

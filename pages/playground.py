@@ -90,11 +90,11 @@ if runs:
     def render(frame: int) -> None:
         left, right = st.columns([3, 2])
         with left:
-            views.timeline(run, frame, run.frames, key=f"{PAGE}.tl")
+            views.timeline(run, frame, views.total_frames(runs), key=f"{PAGE}.tl")
             views.queue(run, frame, key=f"{PAGE}.q")
             views.metrics_panel(run, frame, key=f"{PAGE}.m")
         with right:
-            views.memory(run, frame, run.frames, key=f"{PAGE}.mem")
+            views.memory(run, frame, views.total_frames(runs), key=f"{PAGE}.mem")
 
     player(PAGE, runs, render, in_browser=True)
 

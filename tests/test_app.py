@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
+from app_support import runs_ended
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["pages/home.py", "pages/why_batch.py", "pages/static_vs_continuous.py", "pages/paged_kv.py",
@@ -84,6 +85,7 @@ def test_step_advances_the_frame_counter(lang):
 
 def run_playground_to_end(at: AppTest) -> AppTest:
     click(at, "Run")
+    runs_ended(at)
     last = frame_counter(at)[1]
     at.slider(key="playground.slider").set_value(last).run()
     assert frame_counter(at)[0] == last
@@ -126,6 +128,7 @@ def test_lecture_moment_sets_up_and_runs_its_experiment():
     at = app("en", "pages/paged_kv.py")
     click(at, "🎓 " + STRINGS["moment.name.contiguous-vs-paged"]["en"])
     click(at, "Skip, just run")  # the moment asks for a prediction first (tests/test_predictions.py)
+    runs_ended(at)
     assert any("Lecture moment: Contiguous vs paged" in i.value for i in at.info)
     assert frame_counter(at)[1] > 100
     assert any(b.label.startswith("Jump to the first refusal") for b in at.button)

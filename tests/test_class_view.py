@@ -12,6 +12,7 @@ from classroom import get_store
 from lessons import load_quiz, load_tasks
 from ui import passcode
 from viz.classroom import RIGHT, WRONG
+from app_support import runs_ended
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSCODE = "correct horse 7"
@@ -177,6 +178,7 @@ def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured)
     teacher.run()
     assert f"Poll open (class {code}): 2 answers so far" in [m.value for m in teacher.markdown]
     next(b for b in teacher.button if b.label == "Close and run").click().run(timeout=300)
+    runs_ended(teacher)
     assert not teacher.exception, [e.value for e in teacher.exception]
     measured = db.latest_poll(code).measured
     assert db.latest_poll(code).state == "closed" and measured > 1

@@ -7,6 +7,7 @@ import yaml
 from lessons import load_quiz, run_spec
 from tests.test_app_teaching import ROOT, page
 from ui.nav import SECTIONS
+from app_support import runs_ended
 
 PAGE_FILES = {url: path for entries in SECTIONS.values() for url, path, _, _ in entries}
 STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
@@ -46,6 +47,7 @@ def test_the_figure_the_lab_page_shows_is_the_one_the_quiz_accepts(q):
     at.session_state["pending_moment"] = q.link["moment"]
     at.switch_page(PAGE_FILES[spec["page"]]).run()
     next(b for b in at.button if b.label == STRINGS["pred.skip"]["en"]).click().run()
+    runs_ended(at)
     assert not at.exception, [e.value for e in at.exception]
     figure = _figure_on_page(at, spec, q.metric)
 

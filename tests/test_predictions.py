@@ -4,6 +4,7 @@ import pytest
 
 from lessons import load_moments, predictions
 from tests.test_app_teaching import page
+from app_support import runs_ended
 
 MOMENTS = load_moments()
 
@@ -48,7 +49,7 @@ def test_prediction_then_run_then_reveal(instructor):
     at.text_input(key="pred.online-uniform.value").input("5")
     next(b for b in at.button if b.label == "Save the prediction and run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    at.run()  # the reveal reads the finished runs
+    runs_ended(at)  # the reveal reads the finished runs
     runs = at.session_state["static-vs-continuous.runs"]
     measured = predictions.measured(MOMENTS["online-uniform"], {r.label: r.summary() for r in runs})
     who = "The room's prediction" if instructor else "Your prediction"

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import yaml
 from streamlit.testing.v1 import AppTest
+from app_support import runs_ended
 
 ROOT = Path(__file__).resolve().parent.parent
 STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
@@ -15,6 +16,7 @@ def test_sharing_saves_blocks_and_raises_concurrency_and_throughput_in_the_prefi
     at.switch_page("pages/paged_kv.py").run()
     next(b for b in at.button if b.key == "paged-kv.moment-btn.prefix-sharing").click().run()
     next(b for b in at.button if b.label == STRINGS["pred.skip"]["en"]).click().run()  # the moment asks first
+    runs_ended(at)
     assert not at.exception, [e.value for e in at.exception]
     col = lambda key: STRINGS[key]["en"]  # noqa: E731
     table = next(d.value for d in at.dataframe if col("kv.shared_saved") in d.value.columns)

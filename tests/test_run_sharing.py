@@ -3,16 +3,15 @@ once per process and shared by every session that asks for the same run."""
 import dataclasses
 import json
 import threading
-import time
 import tracemalloc
 
 import pytest
 
 from engine.core.snapshot import StepSnapshot
 from engine.lab.columns import SnapshotColumns
-from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.experiment import LiveRun, engine_config_for, run_requests, workload_requests
 from engine.lab.workload import preset
-from ui.run_cache import RunCache
+from ui.run_cache import RunCache, run_bytes
 
 RUNS = [  # (workload, scale, settings): every kind of step a view can meet
     ("high-variance", 1.0, {"max_num_seqs": 16}),  # slots refilled, requests finishing
@@ -78,60 +77,102 @@ def test_a_value_too_big_for_a_narrowed_column_widens_it(tiny):
     assert cols[3] == big and not cols._kept
 
 
-def test_concurrent_asks_for_one_run_compute_it_once():
-    cache, calls = RunCache(max_bytes=10**9), []
+def _untimed(snapshots) -> list[StepSnapshot]:
+    """What the engine did at each step (the wall-clock times differ from run to run)."""
+    return [dataclasses.replace(s, time_s=0.0, step_time_s=0.0, model_time_s=0.0) for s in snapshots]
 
-    def compute(report):
-        calls.append(1)
-        report(0.5)
-        time.sleep(0.3)
-        return object()
 
+def _maker(tiny, workload: str = "high-variance", scale: float = 0.5, **settings):
+    """A recorded run to share (built, not yet stepped), and how many times it was built."""
+    w = preset(workload).scaled(scale)
+    requests, config, built = workload_requests(tiny, w, 0), engine_config_for(w, **settings), []
+
+    def make():
+        built.append(1)
+        return LiveRun(tiny, requests, config, workload)
+    return make, built, (requests, config)
+
+
+def test_concurrent_asks_for_one_run_compute_it_once_and_get_the_same_steps_as_a_run_alone(tiny):
+    cache = RunCache(max_bytes=10**9)
+    make, built, (requests, config) = _maker(tiny)
     got = []
-    threads = [threading.Thread(target=lambda: got.append(cache.get("moment", compute, lambda v: 100)))
-               for _ in range(12)]
+    threads = [threading.Thread(target=lambda: got.append(cache.get("moment", make, run_bytes))) for _ in range(12)]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
-    assert len(calls) == 1 and cache.computed == 1
+    assert len(built) == 1 and cache.computed == 1
     assert len(got) == 12 and all(g is got[0] for g in got)
-    assert cache.get("moment", compute, lambda v: 100) is got[0] and len(calls) == 1
+    cache.join()
+    assert got[0].done and cache.get("moment", make, run_bytes) is got[0] and len(built) == 1
+    alone = run_requests(tiny, requests, config).snapshots
+    assert _untimed(got[0].snapshots) == _untimed(alone)  # stepped by a background thread: the same run, step for step
 
 
-def test_a_waiter_takes_over_when_the_first_computation_is_interrupted():
-    cache, started = RunCache(max_bytes=10**9), threading.Event()
+def test_a_shared_run_plays_while_it_is_computed_and_a_session_may_step_it_too(tiny):
+    """Handed out before it ends: readers see only whole steps while the background thread records, and a
+    session that plays ahead steps the same engine in turn (the run stays the one a run alone gives)."""
+    cache = RunCache(max_bytes=10**9)
+    make, _, (requests, config) = _maker(tiny, "high-variance", 1.0, max_num_seqs=4)
+    run = cache.get("k", make, run_bytes)
+    assert not run.done  # handed out at once: the steps come in the background
+    seen, errors = [], []
 
-    def interrupted(report):  # the first session's script run is stopped (it pressed something else)
-        started.set()
-        time.sleep(0.3)
-        raise KeyboardInterrupt
-
-    results, errors = [], []
-
-    def first():
+    def session():  # plays ahead of the background thread, reading every frame as it goes
         try:
-            cache.get("k", interrupted, lambda v: 1)
-        except KeyboardInterrupt as e:
+            frame = 0
+            while not run.done or frame < run.frames:
+                run.ensure(frame)
+                if frame < run.frames:
+                    snap = run.snapshots[frame]
+                    assert snap.step == frame and run.recorder.frame_metrics(frame)["frames"] >= frame + 1
+                    seen.append(frame)
+                    frame += 1
+        except Exception as e:
             errors.append(e)
 
-    th = threading.Thread(target=first)
-    th.start()
-    started.wait()
-    results.append(cache.get("k", lambda report: "computed by the waiter", lambda v: 1))
-    th.join()
-    assert errors and results == ["computed by the waiter"] and cache.computed == 2
+    readers = [threading.Thread(target=session) for _ in range(3)]
+    for th in readers:
+        th.start()
+    for th in readers:
+        th.join(timeout=300)
+    cache.join()
+    assert not errors, errors
+    assert run.done and len(seen) == 3 * run.frames
+    assert _untimed(run.snapshots) == _untimed(run_requests(tiny, requests, config).snapshots)
 
 
-def test_the_least_recently_used_run_goes_first_when_over_budget():
+def test_a_shared_run_whose_computation_fails_is_dropped_and_the_next_ask_computes_it_again(tiny):
+    cache = RunCache(max_bytes=10**9)
+    make, built, _ = _maker(tiny, scale=0.25)
+
+    def broken():
+        run = make()
+        run._step = lambda: (_ for _ in ()).throw(RuntimeError("a step failed"))
+        return run
+
+    first = cache.get("k", broken, run_bytes)
+    cache.join()
+    assert not first.done and len(cache) == 0
+    second = cache.get("k", make, run_bytes)
+    cache.join()
+    assert second is not first and second.done and len(built) == 2
+
+
+def test_the_least_recently_used_run_goes_first_when_over_budget(tiny):
     cache = RunCache(max_bytes=250)
+    made = {key: _maker(tiny, scale=0.25)[0] for key in "abc"}
+    runs = {}
     for key in ("a", "b"):
-        cache.get(key, lambda report, key=key: key.upper(), lambda v: 100)
-    cache.get("a", lambda report: "recomputed", lambda v: 100)  # a hit: "a" is now the most recent
-    cache.get("c", lambda report: "C", lambda v: 100)  # 300 bytes: one must go, the least recent ("b")
+        runs[key] = cache.get(key, made[key], lambda run: 100)
+        cache.join()
+    assert cache.get("a", made["a"], lambda run: 100) is runs["a"]  # a hit: "a" is now the most recent
+    cache.get("c", made["c"], lambda run: 100)  # 300 bytes once it ends: one must go, the least recent ("b")
+    cache.join()
     assert cache.bytes == 200 and len(cache) == 2
-    assert cache.get("a", lambda report: "recomputed", lambda v: 100) == "A"
-    assert cache.get("b", lambda report: "recomputed", lambda v: 100) == "recomputed"
+    assert cache.get("a", made["a"], lambda run: 100) is runs["a"]
+    assert cache.get("b", made["b"], lambda run: 100) is not runs["b"]  # computed again
 
 
 def _press(at, moment_id: str) -> None:
@@ -154,6 +195,7 @@ def test_two_sessions_pressing_the_same_moment_share_one_computation():
     computed = run_cache.RUNS.computed
     _press(first, "uniform-control")
     assert run_cache.RUNS.computed == computed + 2  # the static and the continuous run
+    run_cache.RUNS.join()  # measured below: what a second session adds, not what the runs' steps take
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]

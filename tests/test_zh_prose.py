@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from engine.config import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
 from lessons import load_lessons, load_moments
+from app_support import runs_ended
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -129,6 +130,7 @@ def test_each_lab_after_its_first_lecture_moment_carries_no_english_prose_in_zh(
     skip = next((b for b in at.button if b.label == "跳过，直接运行"), None)  # the moment's prediction question
     if skip is not None:
         skip.click().run()
+    runs_ended(at)
     assert at.get("plotly_chart") or at.dataframe, "the moment produced no result"
     assert_no_english(at, path)
 
@@ -136,6 +138,7 @@ def test_each_lab_after_its_first_lecture_moment_carries_no_english_prose_in_zh(
 def test_the_playground_after_a_run_and_after_a_bad_config_carries_no_english_prose_in_zh():
     at = page("pages/playground.py", **{"playground.scale": 0.25})
     press(at, "playground.run")
+    runs_ended(at)
     frame_line = next(h.proto.body for h in at.get("html") if "lab-frame-value" in h.proto.body)
     last = int(re.search(r'lab-frame-value">\d+ / (\d+)', frame_line).group(1))
     at.slider(key="playground.slider").set_value(last).run()

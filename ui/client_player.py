@@ -7,10 +7,15 @@ playback started, from which frame, at what speed); the browser picks the frame 
 (ui/client_player.js for HTML views, ui/live_chart.html for charts). The frames of a run are encoded
 once (kept in `run.cache`, shared by every session showing the run); a session only sends them.
 Pause, step and scrub still go to the server, which reads the frame off the same clock.
+
+A shared run still being computed in the background (ui/run_cache.py) plays the same way, in chunks:
+the clock runs up to the steps taken so far (rounded down to whole chunks, so the sessions pressing
+meanwhile share one encoding), and at its end the page reruns once for the next chunk.
 """
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from html import escape
@@ -70,16 +75,28 @@ def to_json(data: dict) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
+def shown(run: LiveRun) -> int:
+    """How many of the run's frames the page being drawn shows: all of them, or while the browser plays a
+    run still being computed, those up to the clock's last frame (the steps taken when play started)."""
+    clock = current()
+    return run.frames if clock is None else min(run.frames, clock["last"] + 1)
+
+
 def run_frames(run: LiveRun, key: tuple, build: Callable[[], dict]) -> str:
-    """A finished run's frames for one view, as JSON, built once per run and shared by every session."""
-    key = ("client",) + key
-    if key not in run.cache:
-        run.cache.setdefault(key, to_json(build()))
-    return run.cache[key]
+    """A run's frames for one view (the first `shown(run)` of them), as JSON, built once and shared by
+    every session: kept with an ended run; for a run still being computed, the newest build only."""
+    n = shown(run)
+    key = ("client",) + key if run.done and n == run.frames else ("client-partial",) + key
+    # forty students pressing play at once: the first builds, the others wait for it (dict.setdefault
+    # is atomic, so they all take the same lock)
+    with run.cache.setdefault(("client-lock",) + key, threading.Lock()):
+        if run.cache.get(key, (None, None))[0] != n:
+            run.cache[key] = (n, to_json(build()))
+    return run.cache[key][1]
 
 
 def html_frames(run: LiveRun, key: tuple, frame_html: Callable[[int], str]) -> str:
-    return run_frames(run, key, lambda: encode([frame_html(i) for i in range(run.frames)]))
+    return run_frames(run, key, lambda: encode([frame_html(i) for i in range(shown(run))]))
 
 
 def html_view(key: str, frames_json: str, html: str) -> None:

@@ -46,22 +46,12 @@ def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]],
 
 def _shared(model_name: str, loaded, requests: list[TraceRequest], configs: list[tuple[str, EngineConfig]]
             ) -> list[LiveRun]:
-    """The recorded runs, each computed here or by whichever session asked for it first."""
-    bar = st.progress(0.0, text=t("run.progress"))
-    made = []
-    for i, (label, config) in enumerate(configs):
-        def show(frac: float, i=i) -> None:
-            bar.progress(min(1.0, (i + frac) / len(configs)), text=t("run.progress"))
-
-        def compute(report, label=label, config=config, show=show) -> LiveRun:
-            run = LiveRun(loaded, requests, config, label)
-            run.run_to_end(lambda frac: (report(frac), show(frac)))
-            return run
-
-        key = run_cache.run_key(model_name, device(), requests, config, label)
-        made.append(run_cache.RUNS.get(key, compute, run_cache.run_bytes, on_wait=show))
-    bar.empty()
-    return made
+    """The recorded runs, shared by every session: started by whichever session asked first and stepped to
+    their end in the background, so the steps already taken play at once."""
+    return [run_cache.RUNS.get(run_cache.run_key(model_name, device(), requests, config, label),
+                               lambda label=label, config=config: LiveRun(loaded, requests, config, label),
+                               run_cache.run_bytes)
+            for label, config in configs]
 
 
 def replay(page: str, trace: Trace, label: str) -> list[LiveRun] | None:
@@ -112,6 +102,18 @@ def explain_rejections(run_list: list[LiveRun], page: str | None = None) -> None
             st.warning(t("err.some_rejected", label=label, n=len(rejected), total=total, reason=reason))
 
 
+def finish(made: list[LiveRun]) -> None:
+    """Until the runs have ended (a shared run's steps come from its background thread), with a progress bar."""
+    bar = st.progress(0.0, text=t("run.progress"))
+    for i, run in enumerate(made):
+        total = max(1, len(run.trace_requests))
+        while not run.done:
+            run.ensure(run.frames + 15)
+            finished = sum(1 for r in run.recorder.requests.values() if r.finish_step is not None)
+            bar.progress(min(1.0, (i + finished / total) / len(made)), text=t("run.progress"))
+    bar.empty()
+
+
 def measured(name: str, workload: str, variants: list[tuple[str, dict]], scale: float = 0.5) -> dict | None:
     """Summaries of a few short real runs (one workload, several engine variants), measured once per
     session when asked for, and kept: the lessons and worksheets quote them."""
@@ -120,6 +122,7 @@ def measured(name: str, workload: str, variants: list[tuple[str, dict]], scale: 
         made = start(f"measured.{name}", workload, variants, scale=scale)
         if not made:
             return None
+        finish(made)
         cache[name] = {r.label: r.summary() for r in made}
         st.session_state.pop(f"measured.{name}.runs", None)
     return cache[name]
@@ -129,4 +132,7 @@ def summary_of_run(workload: str, seed: int, settings: dict) -> dict | None:
     """One full run of a preset's workload with these engine settings (a quiz question's own run)."""
     made = start("quiz-run", workload, [("run", settings)], seed=seed)
     st.session_state.pop("quiz-run.runs", None)
-    return made[0].summary() if made else None
+    if not made:
+        return None
+    finish(made)
+    return made[0].summary()

@@ -2,8 +2,9 @@
 
 Runs are recorded, so going back costs nothing; in live mode, playing past the last recorded
 frame steps the engines. The views redraw inside a fragment that reruns every `interval`
-seconds while playing (no `while` loops), so the rest of the page stays put. Once every run has
-ended, a page whose views can animate themselves plays in the browser (ui/client_player.py).
+seconds while playing (no `while` loops), so the rest of the page stays put. A page whose views can
+animate themselves plays recorded runs in the browser (ui/client_player.py): ended runs whole, shared
+runs still computed in the background a chunk of steps at a time.
 """
 from __future__ import annotations
 
@@ -18,10 +19,15 @@ from ui import client_player
 from ui.i18n import lang, t
 
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
-# Recorded runs playing in the browser (ui/client_player.py) is off unless SERVING_LAB_BROWSER_PLAYBACK=1:
-# after ⏸ the animated views can stay on the page beside the still ones, still animating (issue 13).
-BROWSER_PLAYBACK = os.environ.get("SERVING_LAB_BROWSER_PLAYBACK") == "1"
+# Recorded runs play in the browser (ui/client_player.py); SERVING_LAB_BROWSER_PLAYBACK=0 makes the server draw
+# every frame instead (what a live run always does).
+BROWSER_PLAYBACK = os.environ.get("SERVING_LAB_BROWSER_PLAYBACK", "1") != "0"
 BASE_INTERVAL = 0.05  # at most 20 redraws a second
+WAIT_S = 2.0  # while shared runs are computed in the background, a paused page looks this often
+# A run still being computed plays in the browser in chunks that end at 16, 32, 64 ... steps: the first
+# comes soon after the press, a long run needs few reruns, and sessions pressing meanwhile share one encoding.
+FIRST_CHUNK = 16
+CHUNK_WAIT_S = 0.5  # playing such a run, the browser has shown every step taken so far: look this often
 SPEED_WIDTH = 170  # pixels: "100 steps/s" at instructor mode's type size
 
 
@@ -111,7 +117,8 @@ def _advance(page: str, runs: list[LiveRun]) -> int:
         clock = ss[_k(page, "clock")] = (now, frame, speed)
     target = max(frame + 1, clock[1] + int((now - clock[0]) * speed))
     for r in runs:
-        r.ensure(target)
+        if not r.background:  # a run computed in the background is not waited for: the player holds at its newest step
+            r.ensure(target)
     last = _last_frame(runs)
     if target >= last and all(r.done for r in runs):
         target = last
@@ -137,21 +144,35 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
     ss.setdefault(_k(page, "speed"), 10)
     for r in runs:
         r.ensure(0)
-    playing = ss[_k(page, "playing")]
-    if playing and in_browser and BROWSER_PLAYBACK and all(r.done for r in runs):
-        _play_in_browser(page, runs, render)
-        return
+    # the clock marks views as animated; a run stopped mid-draw by a click must not leave it to the next
+    ss.pop(client_player.CLOCK, None)
+    playing, ended = ss[_k(page, "playing")], all(r.done for r in runs)
+    to_browser = in_browser and BROWSER_PLAYBACK
+    computing = [r for r in runs if r.background and not r.done]
+    holding = False  # playing, but the browser has played every step taken so far
+    if playing and to_browser:
+        ready, clock = _ready(runs), ss.get(_k(page, "browser_clock"))
+        at = client_player.frame_at(clock) if clock else ss[_k(page, "frame")]
+        if ready > at:
+            _play_in_browser(page, runs, render, ready)
+            return
+        ss[_k(page, "frame")] = at
+        ss.pop(_k(page, "browser_clock"), None)
+        # a shared run: wait (cheaply) for its next chunk; a live run: the server steps and plays it
+        holding = bool(computing)
     controls(page, runs)
     ss[_k(page, "interval_used")] = _interval(page)
     ss[_k(page, "defined_at")] = time.perf_counter()
 
-    @st.fragment(run_every=ss[_k(page, "interval_used")] if playing else None)
+    @st.fragment(run_every=ss[_k(page, "interval_used")] if playing and not holding else None)
     def animated():
         if ss.pop(_k(page, "rerun_app"), False):
             st.rerun()
         started = time.perf_counter()
         if ss[_k(page, "playing")]:
             ss[_k(page, "frame")] = _advance(page, runs)
+            if ss[_k(page, "playing")] and not ended and all(r.done for r in runs):
+                st.rerun()  # the runs have ended: what needs whole runs appears, and the rest plays in the browser
         last = _last_frame(runs)
         frame = min(ss[_k(page, "frame")], last)
         ss[_k(page, "frame")] = frame
@@ -164,23 +185,53 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
             st.rerun()  # redefine the fragment with an interval the redraws can keep
 
     animated()
+    if computing and (holding or not playing):
+        st.fragment(_await, run_every=CHUNK_WAIT_S if holding else WAIT_S)(page, runs, computing, holding)
 
 
-def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], None]) -> None:
-    """Draw the page once with every frame to come; one rerun when the clock reaches the end turns
-    ⏸ back into ▶. No timer reruns the views: a watching student costs the server nothing."""
-    ss, last = st.session_state, _last_frame(runs)
+def _await(page: str, runs: list[LiveRun], computing: list[LiveRun], holding: bool) -> None:
+    """Runs still being computed (shared, in the background): how far they are, and the page again once
+    they have all ended (what needs a whole run, a measured value or the downloads, appears then) or,
+    while playing, once the next chunk can play in the browser. Polls without redrawing the views, so
+    forty students waiting cost the server next to nothing."""
+    if all(r.done for r in runs) or (holding and _ready(runs) > st.session_state[_k(page, "frame")]):
+        st.rerun()
+    st.caption(t("player.computing", steps=min(r.frames for r in computing)))
+
+
+def _ready(runs: list[LiveRun]) -> int:
+    """The last frame the browser can play: every frame of ended runs; of shared runs still computed in
+    the background, the steps taken so far, to the end of the last whole chunk (-1: none yet, or a live
+    run, which only the server can step)."""
+    if all(r.done for r in runs):
+        return _last_frame(runs)
+    if not all(r.done or r.background for r in runs):
+        return -1
+    steps = min(r.frames for r in runs if not r.done)
+    if steps < FIRST_CHUNK:
+        return -1
+    return (FIRST_CHUNK << (steps // FIRST_CHUNK).bit_length() - 1) - 1  # 16, 32, 64 ... steps
+
+
+def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], None], ready: int) -> None:
+    """Draw the page once with every frame up to `ready`; one rerun when the clock reaches it either
+    turns ⏸ back into ▶ (the end) or draws the next chunk of a run still being computed. No timer
+    reruns the views: a watching student costs the server next to nothing."""
+    ss = st.session_state
     clock = ss.get(_k(page, "browser_clock"))
-    if clock is None or clock["speed"] != ss[_k(page, "speed")]:  # pressed play, or a new speed
+    if clock is None or clock["speed"] != ss[_k(page, "speed")] or client_player.frame_at(clock) >= clock["last"]:
+        # pressed play, a new speed, or the next chunk
         start = ss[_k(page, "frame")] if clock is None else client_player.frame_at(clock)
-        clock = ss[_k(page, "browser_clock")] = client_player.new_clock(start, ss[_k(page, "speed")], last)
+        clock = ss[_k(page, "browser_clock")] = client_player.new_clock(start, ss[_k(page, "speed")], ready)
     frame = ss[_k(page, "frame")] = client_player.frame_at(clock)
+    last = clock["last"]
     controls(page, runs)
     ss["player.animating"] = True
     ss[client_player.CLOCK] = clock
     try:
-        position(page, runs, frame, last)
-        render(frame)
+        with st.container():  # one block where the paused page has its fragment's: a rerun replaces it in place
+            position(page, runs, frame, last)
+            render(frame)
     finally:
         del ss[client_player.CLOCK]
 
@@ -189,8 +240,9 @@ def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], Non
         now = ss.get(_k(page, "browser_clock"))
         if ss[_k(page, "playing")] and now and now["id"] == clock["id"] and client_player.frame_at(clock) >= last:
             ss[_k(page, "frame")] = last
-            _pause(page)
-            st.rerun()
+            if last >= _last_frame(runs) and all(r.done for r in runs):
+                _pause(page)
+            st.rerun()  # paused at the end, or on to the next chunk
 
     the_end()
 
@@ -230,7 +282,7 @@ def controls(page: str, runs: list[LiveRun]) -> None:
             ss[_k(page, "slider")] = min(frame, last)
             st.slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
                       args=(page, runs), disabled=last == 0, label_visibility="collapsed", width="stretch")
-    if live:
+    if live and not any(r.background for r in runs):
         st.caption(t("player.live_note"))
 
 

@@ -1,16 +1,19 @@
 """Recorded runs computed once per server process and shared, read-only, by every session.
 
 A run is deterministic in steps for (model, requests, engine settings), so when forty students press
-the same lecture moment the server computes it once: the first press computes, the others wait for
-that computation (and see its progress) instead of queueing identical runs, and later presses get
-it at once. The cache holds finished runs up to a byte budget (SERVING_LAB_RUN_CACHE_MB, default
-512) and forgets the least recently used first; a session that still shows an evicted run keeps it.
-Live runs are never shared: each session steps its own engines.
+the same lecture moment the server computes it once. The first press starts the run in a background
+thread and every press gets the same run at once: the steps already taken can be shown and played
+while the rest is computed (the player waits at the newest step, and a session that plays ahead steps
+the same engine under the run's lock instead of waiting). The cache holds ended runs up to a byte
+budget (SERVING_LAB_RUN_CACHE_MB, default 512) and forgets the least recently used first; a session
+that still shows an evicted run keeps it. Live runs are never shared: each session steps its own engines.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -19,81 +22,86 @@ from collections.abc import Callable, Hashable
 from engine import EngineConfig, LiveRun, TraceRequest
 
 DEFAULT_MB = 512
-
-
-class _Flight:
-    """One computation in progress that other sessions wait on."""
-
-    def __init__(self):
-        self.finished = threading.Event()
-        self.value = None
-        self.failed = False
-        self.progress = 0.0
+log = logging.getLogger(__name__)
 
 
 class RunCache:
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
-        self._done: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
-        self._flights: dict[Hashable, _Flight] = {}
+        self._runs: OrderedDict[Hashable, LiveRun] = OrderedDict()  # least recently asked for first
+        self._sizes: dict[Hashable, int] = {}  # of the runs that have ended
+        self._threads: list[threading.Thread] = []
+        self._closing = threading.Event()
         self.computed = 0  # computations started (a test counts them)
         self.bytes = 0
 
-    def get(self, key: Hashable, compute: Callable[[Callable[[float], None]], object], size: Callable[[object], int],
-            on_wait: Callable[[float], None] | None = None):
-        """The value for `key`: cached, or computed by this call (`compute(report_progress)`), or, when
-        another thread is computing it, that thread's result (`on_wait(progress)` while waiting).
-        If that computation fails or is interrupted (its session moved on), a waiter computes it itself."""
-        while True:
-            with self._lock:
-                if key in self._done:
-                    self._done.move_to_end(key)
-                    return self._done[key][0]
-                flight = self._flights.get(key)
-                mine = flight is None
-                if mine:
-                    flight = self._flights[key] = _Flight()
-                    self.computed += 1
-            if mine:
-                return self._compute(key, flight, compute, size)
-            while not flight.finished.wait(0.25):
-                if on_wait:
-                    on_wait(flight.progress)
-            if not flight.failed:
-                return flight.value
-
-    def _compute(self, key, flight: _Flight, compute, size):
-        try:
-            value = compute(lambda frac: setattr(flight, "progress", frac))
-        except BaseException:  # Streamlit stops a script run with an exception: let a waiter take over
-            with self._lock:
-                del self._flights[key]
-            flight.failed = True
-            flight.finished.set()
-            raise
-        nbytes = size(value)
+    def get(self, key: Hashable, make: Callable[[], LiveRun], size: Callable[[LiveRun], int]) -> LiveRun:
+        """The run for `key`: the one already here (ended or still being computed), or `make()`'s, which a
+        background thread now steps to its end."""
         with self._lock:
-            del self._flights[key]
-            self._done[key] = (value, nbytes)
+            run = self._runs.get(key)
+            if run is not None:
+                self._runs.move_to_end(key)
+                return run
+            run = self._runs[key] = make()  # builds the engine only (quick): the steps come in the background
+            run.background = True
+            self.computed += 1
+        thread = threading.Thread(target=self._compute, args=(key, run, size), name=f"run:{run.label}", daemon=True)
+        thread.start()
+        with self._lock:
+            self._threads = [th for th in self._threads if th.is_alive()] + [thread]
+        return run
+
+    def join(self, timeout: float | None = None) -> None:
+        """Until every computation started so far has ended and been accounted for."""
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(timeout)
+
+    def _compute(self, key: Hashable, run: LiveRun, size: Callable[[LiveRun], int]) -> None:
+        try:
+            run.run_to_end(stop=self._closing)
+            if not run.done:  # the process is exiting
+                run.stop_background()
+                return
+        except Exception:  # the next press computes it afresh; sessions showing it step it themselves
+            log.exception("computing the shared run %s failed", run.label)
+            run.stop_background()
+            with self._lock:
+                if self._runs.get(key) is run:
+                    del self._runs[key]
+            return
+        nbytes = size(run)
+        with self._lock:
+            if self._runs.get(key) is not run:  # cleared meanwhile
+                return
+            self._sizes[key] = nbytes
             self.bytes += nbytes
-            while self.bytes > self.max_bytes and len(self._done) > 1:
-                _, (_, freed) = self._done.popitem(last=False)
-                self.bytes -= freed
-        flight.value = value
-        flight.finished.set()
-        return value
+            while self.bytes > self.max_bytes and len(self._sizes) > 1:
+                oldest = next(k for k in self._runs if k in self._sizes)  # runs still computing stay
+                self.bytes -= self._sizes.pop(oldest)
+                del self._runs[oldest]
+
+    def close(self) -> None:
+        """The process is exiting: stop every computation after its current step (a thread still inside
+        torch while the interpreter shuts down aborts the process)."""
+        self._closing.set()
+        self.join(timeout=30)
 
     def __len__(self) -> int:
-        return len(self._done)
+        return len(self._runs)
 
     def clear(self) -> None:
         with self._lock:
-            self._done.clear()
+            self._runs.clear()
+            self._sizes.clear()
             self.bytes = 0
 
 
 RUNS = RunCache(int(float(os.environ.get("SERVING_LAB_RUN_CACHE_MB", DEFAULT_MB)) * 2**20))
+atexit.register(RUNS.close)
 
 
 def run_key(model: str, device: str, requests: list[TraceRequest], config: EngineConfig, label: str) -> tuple:

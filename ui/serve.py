@@ -8,9 +8,15 @@ holds st.navigation pages, so that old mode is switched off before the server st
 Without `--class` the lab listens on localhost only (Streamlit alone would listen on every interface).
 `--class` serves a room: it listens on every interface (0.0.0.0), and only when an instructor passcode
 is set, since the class view shows the class's results to whoever has it.
+
+Every session's script runs in a thread of this one process. What the pages import is imported here,
+before the first session: plotly imports pandas lazily inside a figure, and a room pressing the same
+moment at once had several threads importing pandas together, where Python's import lock hands some
+of them a half-initialised module (AttributeError on every page but one).
 """
 from __future__ import annotations
 
+import importlib
 import socket
 import sys
 from pathlib import Path
@@ -70,9 +76,21 @@ def streamlit_args(args: list[str]) -> tuple[list[str], str]:
                   f"课堂模式：监听 {address or ROOM}:{port}。学生打开 {url}；教师打开 {url}/class?instructor=1")
 
 
+# imported lazily by the libraries the pages use (plotly's figures, Streamlit's tables), and our layers
+# below ui/ (ui/ itself stays out: a Streamlit component declared outside a script run is never registered)
+WARM_IMPORTS = ("pandas", "pyarrow", "plotly.graph_objects", "plotly.io", "plotly.subplots", "torch", "engine",
+                "viz", "lessons", "classroom")
+
+
+def warm_imports() -> None:
+    for name in WARM_IMPORTS:
+        importlib.import_module(name)
+
+
 def main() -> None:
     args, banner = streamlit_args(sys.argv[1:])
     print(banner, flush=True)
+    warm_imports()
     from streamlit.runtime.pages_manager import PagesManager
     from streamlit.web import cli
 

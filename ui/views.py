@@ -78,8 +78,9 @@ def timeline(run: LiveRun, frame: int, total: int, key: str, title: str = "", by
                         title=title, hover=not animating())
     clock, frames = client_player.current(), None
     if clock is not None:
+        n = client_player.shown(run)
         frames = client_player.run_frames(run, ("timeline", by_class, total), lambda: timeline_frames(
-            timeline_columns(run, run.frames - 1, by_class), total))
+            timeline_columns(run, n - 1, by_class)[:n], total))
     live_chart(fig, key, scaled(height), chart_config(), fit=(MIN_FIT, scaled(height) * 2) if fit else None,
                font_scale=font_scale(), frames=frames, clock=clock and client_player.clock_args(clock))
 
@@ -95,8 +96,8 @@ def _html(run: LiveRun, frame: int, key: tuple, frame_html, view_key: str) -> No
 
 def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:
     with st.container(key=key):
-        _html(run, frame, ("queue", lang(), by_class), lambda i: queue_html(
-            run.snapshots[i], colors(run, by_class), view_labels()), key)
+        color_of, lab = colors(run, by_class), view_labels()
+        _html(run, frame, ("queue", lang(), by_class), lambda i: queue_html(run.snapshots[i], color_of, lab), key)
 
 
 def _fmt(value, spec=".1f", suffix=""):
@@ -163,8 +164,9 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     frame = min(frame, run.frames - 1)
     snap, lab, clock = run.snapshots[frame], view_labels(), client_player.current()
     pool = block_pool(snap, colors(run), lab, title=_pool_title(snap), hover=not animating())
+    snaps = run.snapshots[:client_player.shown(run)] if clock else []
     frames = clock and client_player.run_frames(run, ("pool", lang()), lambda: pool_frames(
-        run.snapshots, colors(run), [_pool_title(s) for s in run.snapshots]))
+        snaps, colors(run), [_pool_title(s) for s in snaps]))
     live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale(), frames=frames,
                clock=clock and client_player.clock_args(clock))
     if clock is None:
@@ -172,27 +174,34 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     else:  # the note as HTML, in the colours of st.warning
         _html(run, frame, ("refusal", lang()), lambda i: "".join(
             f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)), f"{key}.refusal")
-    frames = clock and client_player.run_frames(run, ("split",), lambda: split_frames(kv_rows(run)))
+    frames = clock and client_player.run_frames(run, ("split",), lambda: split_frames(
+        kv_rows(run)[:client_player.shown(run)]))
     live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
                f"{key}.split", scaled(240), chart_config(), font_scale=font_scale(), frames=frames,
                clock=clock and client_player.clock_args(clock))
     st.html(split_legend_html(lab))
     if show_tables:
         st.caption(t("kv.tables_caption"))
-        _html(run, frame, ("tables", lang(), tuple(selected or ())), lambda i: _tables(run, i, selected), f"{key}.tables")
+        _html(run, frame, ("tables", lang(), tuple(selected or ())), lambda i: _tables(run, i, selected, lab),
+              f"{key}.tables")
 
 
 def _pool_title(snap) -> str:
     return t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks, partial=snap.num_partial_blocks)
 
 
-def _tables(run: LiveRun, frame: int, selected: list[str] | None) -> str:
+def _tables(run: LiveRun, frame: int, selected: list[str] | None, lab: dict) -> str:
     snap = run.snapshots[frame]
     shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
-    widest = run.cache.setdefault("widest_table", max(
-        (len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)) if run.done else max(
-        (len(tb) for tb in snap.block_tables.values()), default=1)
-    return f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), view_labels(), widest)}</div>'
+    widest = _widest_table(run) if run.done else max((len(tb) for tb in snap.block_tables.values()), default=1)
+    return f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), lab, widest)}</div>'
+
+
+def _widest_table(run: LiveRun) -> int:
+    """The longest block table of an ended run (every frame's table is drawn that wide), scanned once."""
+    if "widest_table" not in run.cache:  # not setdefault: its default would scan every snapshot each call
+        run.cache["widest_table"] = max((len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)
+    return run.cache["widest_table"]
 
 
 def refusals(run: LiveRun, frame: int) -> list[str]:
@@ -285,9 +294,14 @@ def heading_html(text: str, kind: str) -> str:
 
 
 
+def total_frames(runs: list[LiveRun]) -> int:
+    """The step axis every view of these runs shares: their longest run (as far as the page shows it)."""
+    return max(client_player.shown(r) for r in runs)
+
+
 def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bool = False, height: int = 300) -> None:
     """One column per run, all on the same step axis: timeline, the queue at the door, live metrics."""
-    total = max(r.frames for r in runs)
+    total = total_frames(runs)
     for col, run in zip(st.columns(len(runs)), runs):
         with col:
             done_at = f" · {t('svc.done_at', step=run.frames - 1)}"

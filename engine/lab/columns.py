@@ -81,6 +81,9 @@ class SnapshotColumns(Sequence):
         self._kept: dict[int, StepSnapshot] = {}  # steps the columns could not hold exactly
         self._hot: OrderedDict[int, StepSnapshot] = OrderedDict()
         self._lock = threading.Lock()
+        # Steps readers may see: a step is counted only once every column holds it, since other threads
+        # read a run while it is still being recorded.
+        self._published = 0
         for snap in snapshots:
             self.append(snap)
 
@@ -104,11 +107,13 @@ class SnapshotColumns(Sequence):
             self._encode(snap)
         except (TypeError, ValueError, OverflowError):
             self._encoded_fallback(snap, i)
+            self._published = len(self._steps)
             return
         rebuilt = self._decode(i)
         if rebuilt != snap or not _same_shape(rebuilt, snap):
             self._drop_last()
             self._encoded_fallback(snap, i)
+        self._published = len(self._steps)
 
     def _encoded_fallback(self, snap: StepSnapshot, i: int) -> None:
         """Keep this step as it came; the columns get placeholder rows so indices stay aligned."""
@@ -200,7 +205,7 @@ class SnapshotColumns(Sequence):
             emitted=FrozenDict({s(e[j]): e[j + 1] for j in range(0, len(e), 2)}), **extra)
 
     def __len__(self) -> int:
-        return len(self._steps)
+        return self._published
 
     def __getitem__(self, i):
         if isinstance(i, slice):

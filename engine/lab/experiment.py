@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import statistics
+import threading
 from dataclasses import dataclass
 from typing import Callable
 
@@ -78,13 +79,20 @@ class LiveRun:
         self.config = self.engine.config if self.engine else config
         self.recorder = RunRecorder(trace_requests, self.config.max_num_seqs, self.config.max_num_batched_tokens)
         self.cache: dict = {}  # derived per-frame data a view keeps (timeline columns, memory split)
+        # One engine, possibly stepped by several threads (a shared run computed in the background while
+        # sessions play the steps already done): a step, and the frame it records, happen under this lock.
+        self._stepping = threading.RLock()
+        self._stepped = threading.Condition()  # notified after every step, for those waiting on a frame
+        self.background = False  # True: a background thread steps it to the end (ui/run_cache.py)
         self._summary: dict | None = None
         self.stop_reason: str | None = None  # set when the run was cut off before every request ended
+        self._ended = self.engine is None
         if self.engine:
             for r in trace_requests:
                 self.engine.add_request(r.prompt_token_ids, r.sampling_params, request_id=r.request_id,
                                         arrival_step=r.arrival_step, request_class=r.request_class,
                                         priority=r.priority, slo=r.slo)
+            self._ended = not self.engine.has_unfinished()
 
     @classmethod
     def replay(cls, trace_requests: list[TraceRequest], snapshots: list[StepSnapshot], config: EngineConfig,
@@ -105,7 +113,9 @@ class LiveRun:
 
     @property
     def done(self) -> bool:
-        return self.engine is None or not self.engine.has_unfinished()
+        # a flag set once the last frame is recorded: the engine's own state is mid-step while another
+        # thread steps it (its last request may be finished before the frame that shows it exists)
+        return self._ended
 
     def _step(self) -> None:
         if self.frames >= self.MAX_STEPS and self.stop_reason is None:
@@ -119,16 +129,38 @@ class LiveRun:
         request objects) is let go, and the snapshots are packed tighter."""
         self.engine = None
         self.recorder.snapshots.freeze()
+        self._ended = True
 
     def ensure(self, frame: int) -> None:
-        """Step the engine until frame `frame` exists (or the run ends)."""
+        """Until frame `frame` exists (or the run ends): stepped here, or waited for while a background
+        thread steps the run. (Not stepped in turn with it: a lock let go and taken again at once by the
+        stepping thread can keep a waiting session out for many steps.)"""
         while self.frames <= frame and not self.done:
-            self._step()
+            if self.background:
+                with self._stepped:
+                    self._stepped.wait_for(lambda: self.frames > frame or self.done or not self.background, 1.0)
+            else:
+                self._step_once()
 
-    def run_to_end(self, on_progress: Callable[[float], None] | None = None) -> None:
+    def stop_background(self) -> None:
+        """No background thread steps this run any longer: whoever needs a frame steps it."""
+        self.background = False
+        with self._stepped:
+            self._stepped.notify_all()
+
+    def _step_once(self) -> None:
+        with self._stepping:
+            if not self.done:  # another thread may have taken the last step while this one waited
+                self._step()
+        with self._stepped:
+            self._stepped.notify_all()
+
+    def run_to_end(self, on_progress: Callable[[float], None] | None = None,
+                   stop: threading.Event | None = None) -> None:
+        """`stop`: set by another thread, the run stops after the step it is taking (and is not done)."""
         total = max(1, len(self.trace_requests))
-        while not self.done:
-            self._step()
+        while not self.done and not (stop and stop.is_set()):
+            self._step_once()  # the lock is let go between steps: a session can read meanwhile
             if on_progress and self.frames % 16 == 0:
                 finished = sum(1 for r in self.recorder.requests.values() if r.finish_step is not None)
                 on_progress(finished / total)

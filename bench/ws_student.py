@@ -1,0 +1,141 @@
+"""A student's session over Streamlit's own websocket, as a browser holds one, drawing nothing.
+
+The classroom benchmark (bench/classroom_load.py) uses it to put forty real sessions on one
+`python -m ui.serve` server without forty browsers on the same two cores: each student connects to
+`/_stcore/stream`, asks for a page, clicks buttons by their label (a widget trigger, as a browser
+sends), keeps the fragment timers the server asks for (`auto_rerun`, as the browser's player does) and
+notes when the page's frame counter shows a frame. The server does for it exactly what it does for a
+browser; only the drawing is left out.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+FRAME = re.compile(r'class="lab-frame-value">(\d+) / (\d+)')
+ANIMATED = 'data-anim="'  # a view that animates itself in the browser (ui/client_player.py)
+
+
+class Student:
+    def __init__(self, url: str, page: str, query: str = "lang=en"):
+        self.ws_url = url.replace("http", "ws", 1) + "/_stcore/stream"
+        self.page, self.query = page, query
+        self.buttons: dict[str, str] = {}  # label -> widget id, as last drawn
+        self.frames: list[tuple[float, int]] = []  # (when, frame) for every frame counter the server drew
+        self.animated_at: float | None = None  # when a view that plays in the browser arrived
+        self.errors: list[str] = []
+        self._cached: dict[str, ForwardMsg] = {}
+        self._timers: dict[str, asyncio.Task] = {}  # fragment id -> its auto-rerun loop
+        self._defined: set[str] = set()  # fragments that asked for a timer in the script run under way
+        self._finished = asyncio.Event()
+        self._page_hash = ""
+        self._ws = None
+        self._reader: asyncio.Task | None = None
+
+    async def open(self) -> None:
+        self._ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None)
+        self._reader = asyncio.create_task(self._read())
+        await self.rerun()
+        await self.idle()
+
+    async def close(self) -> None:
+        for task in self._timers.values():
+            task.cancel()
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+
+    async def rerun(self, trigger: str | None = None, fragment_id: str | None = None) -> None:
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.query_string, state.page_name = self.query, self.page
+        # the page's hash, once known, as the browser sends it: a rerun the server starts itself (st.rerun)
+        # reuses the last one asked for, and without it would draw the default page
+        state.page_script_hash = self._page_hash
+        if trigger is not None:
+            widget = state.widget_states.widgets.add()
+            widget.id, widget.trigger_value = trigger, True
+        if fragment_id is not None:
+            state.fragment_id, state.is_auto_rerun = fragment_id, True
+        else:
+            self._finished.clear()
+        await self._ws.send(msg.SerializeToString())
+
+    async def click(self, label: str, timeout: float = 120.0) -> None:
+        """Press the button drawn with this label (waiting for it to be drawn)."""
+        deadline = time.monotonic() + timeout
+        while label not in self.buttons:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no button {label!r} on {self.page}")
+            await asyncio.sleep(0.05)
+        await self.rerun(trigger=self.buttons[label])
+
+    async def idle(self, timeout: float = 300.0) -> None:
+        """Until the script run asked for last has finished."""
+        await asyncio.wait_for(self._finished.wait(), timeout)
+
+    async def _read(self) -> None:
+        try:
+            async for data in self._ws:
+                msg = ForwardMsg()
+                msg.ParseFromString(data)
+                self._handle(msg)
+        except (websockets.ConnectionClosed, asyncio.CancelledError):
+            pass
+
+    def _handle(self, msg: ForwardMsg) -> None:
+        kind = msg.WhichOneof("type")
+        if kind == "ref_hash":  # the server sent this message before and takes it to be cached
+            msg = self._cached.get(msg.ref_hash, msg)
+            kind = msg.WhichOneof("type")
+        elif msg.metadata.cacheable and msg.hash:
+            self._cached[msg.hash] = msg
+        if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            self._element(msg.delta.new_element)
+        elif kind == "auto_rerun":
+            fid = msg.auto_rerun.fragment_id
+            if fid in self._timers:
+                self._timers[fid].cancel()
+            self._timers[fid] = asyncio.create_task(self._every(msg.auto_rerun.interval, fid))
+            self._defined.add(fid)
+        elif kind == "stop_auto_rerun":
+            for fid in msg.stop_auto_rerun.fragment_ids:
+                task = self._timers.pop(fid, None)
+                if task:
+                    task.cancel()
+        elif kind == "script_finished":
+            if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                # a whole run: the fragments it did not define again lose their timers, as in the browser
+                for fid in set(self._timers) - self._defined:
+                    self._timers.pop(fid).cancel()
+            if msg.script_finished != ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+                self._finished.set()
+        elif kind == "new_session":  # a script run starts (a whole one or a fragment's)
+            self._defined = set()
+        elif kind == "navigation":  # st.navigation says which page it drew
+            self._page_hash = msg.navigation.page_script_hash
+
+    def _element(self, el) -> None:
+        which = el.WhichOneof("type")
+        if which == "button":
+            self.buttons[el.button.label] = el.button.id
+        elif which == "html":
+            body = el.html.body
+            found = FRAME.search(body)
+            if found:
+                self.frames.append((time.monotonic(), int(found.group(1))))
+            if ANIMATED in body and self.animated_at is None:
+                self.animated_at = time.monotonic()
+        elif which == "exception":
+            self.errors.append(el.exception.message)
+
+    async def _every(self, interval: float, fragment_id: str) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            await self.rerun(fragment_id=fragment_id)

@@ -1,0 +1,22 @@
+"""The classroom benchmark's students (bench/ws_student.py) are real sessions of a real server.
+
+They speak Streamlit's websocket as a browser does, so what bench/classroom_load.py reports about forty
+of them is what the server does for forty browsers. Here eight press the same lecture moment within half a
+second on a fresh `python -m ui.serve`: each must get the page, the moment's first frame and then frames
+playing (or the views that play in the browser), with no exception drawn on any page. (Written for a bug
+this found: sessions drawing their first figure at once imported pandas together, and all but one got
+a half-initialised module, ui/serve.py.) Timings are the benchmark's job."""
+import sys
+
+from browser_support import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+import classroom_load
+
+
+def test_eight_students_pressing_one_moment_at_once_all_see_it_play_with_no_error():
+    r = classroom_load.time_to_first_frame(8, "fixed-batch-holes", timeout=240, spread=0.5)  # raises on an error
+    assert r["first_frame"]["seen"] == 8, r
+    assert r["playing"]["seen"] == 8, r
+    assert all(r[what]["p50_s"] > 0 for what in ("first_frame", "playing"))
