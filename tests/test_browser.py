@@ -28,8 +28,8 @@ def test_every_page_renders_without_errors(browser, server, lang):
 def press_play(page) -> None:
     """▶, until the page shows ⏸ (a click that lands while the page reruns can be lost)."""
     for _ in range(3):
-        page.get_by_role("button", name="▶", exact=True).click(force=True)
-        try:
+        try:  # while a rerun draws, its stale copy of the controls can stand beside the new one
+            page.get_by_role("button", name="▶", exact=True).first.click(force=True)
             page.get_by_role("button", name="⏸", exact=True).first.wait_for(timeout=20_000)
             return
         except Exception:
