@@ -234,8 +234,16 @@ def counter_text(page) -> str:
 def set_speed(page, speed: int) -> None:
     """Pick the player's speed (steps/s) in the controls' select box, as a student would."""
     box = page.locator("[class*='player-controls'] [data-testid='stSelectbox']").first
-    box.click()
-    page.get_by_role("option", name=f"{speed} steps/s", exact=True).click()
+    for attempt in range(3):  # a click that lands while the page reruns can be lost
+        try:
+            box.click()
+            page.get_by_role("option", name=f"{speed} steps/s", exact=True).click(timeout=10_000)
+            break
+        except Exception:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+            time.sleep(1)
     for _ in range(60):
         if box.locator("input").first.input_value() == f"{speed} steps/s":
             return
@@ -274,8 +282,15 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
                 counter.first.wait_for(timeout=120_000)  # a loaded machine draws the first page slowly
                 if speed != 10:
                     set_speed(page, speed)
-                page.get_by_role("button", name="▶", exact=True).click(force=True)
-                page.get_by_role("button", name="⏸", exact=True).wait_for()
+                for attempt in range(3):  # a rerun can briefly show a stale copy of the controls, or lose a click
+                    try:
+                        page.get_by_role("button", name="▶", exact=True).first.click(force=True)
+                        page.get_by_role("button", name="⏸", exact=True).first.wait_for(timeout=20_000)
+                        break
+                    except Exception:
+                        if attempt == 2:
+                            raise
+                        time.sleep(1)
                 if freeze_others and i < n - sample:  # it plays on: its own laptop animates it
                     page.context.new_cdp_session(page).send("Page.setWebLifecycleState", {"state": "frozen"})
                 pages.append(page)
