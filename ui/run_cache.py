@@ -3,8 +3,8 @@
 A run is deterministic in steps for (model, requests, engine settings), so when forty students press
 the same lecture moment the server computes it once. The first press starts the run in a background
 thread and every press gets the same run at once: the steps already taken can be shown and played
-while the rest is computed (the player waits at the newest step, and a session that plays ahead steps
-the same engine under the run's lock instead of waiting). The cache holds ended runs up to a byte
+while the rest is computed (sessions never step it themselves: the player holds at the newest step,
+and a session that needs a later frame waits for the thread, LiveRun.ensure). The cache holds ended runs up to a byte
 budget (SERVING_LAB_RUN_CACHE_MB, default 512) and forgets the least recently used first; a session
 that still shows an evicted run keeps it. Live runs are never shared: each session steps its own engines.
 """
