@@ -1,6 +1,7 @@
 """A room of students on one server process: memory per session, and time to first frame.
 
     python bench/classroom_load.py [--sessions 3] [--concurrent 10 40] [--timeout 120] [--moment fixed-batch-holes]
+                                   [--play 40 --sample 1 --speed 20 --seconds 20 [--while-computing]]
 
 1. Memory, with Streamlit's AppTest in this one process (as one `streamlit run` server holds every
    browser session): `--sessions` students, one after the other, each open the four lecture moments
@@ -12,10 +13,11 @@
    press the same moment at random moments within 5 s; each session's time from its press until the
    first frame is drawn, and until it plays (▶ pressed at once). p50/p95, how many within 10 s, and the
    server's CPU meanwhile; a session still waiting after `--timeout` seconds counts as not seen.
-3. Playing (`--play N`, 0 skips it): `python -m ui.serve` on a free loopback port and N real sessions
-   in Debian's chromium (Playwright), each opening the moment and pressing play; for `--seconds` the
-   server's CPU (from /proc) and, in `--sample` of the pages, the frames/s the page's counter shows.
-   `--freeze-others` freezes the pages not sampled once they play, as if each ran on its own laptop.
+3. Playing (`--play N`, 0 skips it): a fresh server and N sessions playing the moment at once, of which
+   `--sample` are real pages in Debian's chromium (Playwright) and the rest websocket students (what a
+   browser asks of the server; each student's own laptop would animate its page). All press the moment,
+   then (once its runs have ended, or with `--while-computing` at once) pick `--speed` and press play; for
+   `--seconds` the server's CPU (from /proc) and the frames/s each chromium page's counter shows.
    Recorded runs play in the browser; `--server-playback` has the server draw every frame instead.
 Targets (issue 13): <= 60 MB per additional session; all 40 see the moment play within 10 s; >= 20
 frames/s in the browser with the server under one core.
@@ -205,16 +207,25 @@ def _spread(seen: list[float | None], within: float) -> dict:
 
 
 CHROMIUM = "/usr/bin/chromium"
-# Frames shown: the counter's text changes (it changes with the views, server- or browser-drawn), polled
-# every 10 ms; and the frames the live charts themselves drew (ui/live_chart.html counts them when it
-# animates in the browser; server-side playback redraws them with the counter).
+# Frames shown: in-browser playback counts the animation frames that drew a new step
+# (ui/client_player.js, window.__labAnim.drawn, counted in requestAnimationFrame); server-side playback,
+# the counter's text changes, polled every 10 ms (a poll can miss a change on a busy page: it undercounts).
+# And the frames the live charts themselves drew (ui/live_chart.html counts them when it animates in the
+# browser; server-side playback redraws them with the counter).
 COUNT_FRAMES = """() => { window.__frames = 0; window.__shown = null; window.__charts0 = window.__labChartFrames || 0;
+    window.__drawn0 = window.__labAnim ? window.__labAnim.drawn : null;
+    window.__stalls = []; window.__changed = performance.now();
     window.__counting = setInterval(() => {
         const el = document.querySelector('.lab-frame-value');
-        const now = el ? el.textContent : null;
+        const now = el ? el.textContent : null, t = performance.now();
         if (now !== null && now !== window.__shown) {
-            window.__frames += window.__shown === null ? 0 : 1; window.__shown = now; }
+            if (t - window.__changed > 500) window.__stalls.push([Math.round(t - window.__changed), window.__shown]);
+            window.__frames += window.__shown === null ? 0 : 1; window.__shown = now; window.__changed = t; }
     }, 10); }"""
+# the counter standing still for more than half a second: [ms, the frame it stood on]
+STALLS = "() => window.__stalls.concat(performance.now() - window.__changed > 500 ? " \
+         "[[Math.round(performance.now() - window.__changed), window.__shown]] : [])"
+FRAMES = "() => window.__drawn0 === null ? window.__frames : window.__labAnim.drawn - window.__drawn0"
 CHART_FRAMES = "() => window.__labChartFrames === undefined ? null : window.__labChartFrames - window.__charts0"
 
 
@@ -251,35 +262,89 @@ def set_speed(page, speed: int) -> None:
     raise RuntimeError(f"the speed did not change to {speed} steps/s")
 
 
-def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10, freeze_others: bool = False,
+def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10, ended: bool = True,
             in_browser: bool = True) -> dict:
-    """N real sessions playing the same moment: the server's CPU, and frames/s seen in `sample` pages.
-    `freeze_others`: each page but the sampled ones is frozen once it plays (CDP
-    Page.setWebLifecycleState): in a room each student's browser animates on the student's own laptop,
-    while here 40 chromium pages would share this machine's two cores with the server. A frozen page
-    stays connected; with server-side playback its timers stop too, so measure that without freezing.
-    `in_browser`: the server plays recorded runs in the browser (the default; else
-    SERVING_LAB_BROWSER_PLAYBACK=0, see ui/player.py)."""
+    """N sessions playing the same moment at once: the server's CPU meanwhile, and the frames/s seen in
+    `sample` of them, real pages in Debian's chromium (Playwright). The other N - sample are websocket
+    students (bench/ws_student.py): the server does for them what it does for a browser (their page,
+    the frames sent at ▶, the reruns their fragment timers ask for), but nothing draws them here, as
+    in a room each student's laptop animates its own page while this machine has two cores.
+    Everyone presses the moment within a few seconds and then, with `ended` once its runs have ended
+    (recorded runs, the room replaying the moment) or else at once (still being computed), picks
+    `speed` and presses ▶; the measurement starts when all play. `in_browser`: the server plays
+    recorded runs in the browser (the default; else SERVING_LAB_BROWSER_PLAYBACK=0, see ui/player.py)."""
+    import threading
+
     from playwright.sync_api import sync_playwright
+    from ws_student import Student
+
+    lab = load_moments()[moment_id].page
+    label = "🎓 " + STRINGS[f"moment.name.{moment_id}"]["en"]
+    speed_label, speed_option = STRINGS["player.speed"]["en"], STRINGS["player.speed_value"]["en"].format(n=speed)
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    on_loop = lambda coroutine: asyncio.run_coroutine_threadsafe(coroutine, loop)  # noqa: E731
+
+    async def open_students(url: str) -> list[Student]:
+        students = [Student(url, lab) for _ in range(n - sample)]
+        await asyncio.gather(*(s.open() for s in students))
+        return students
+
+    async def close_students(students: list[Student]) -> None:
+        await asyncio.gather(*(s.close() for s in students))
+
+    async def press_moment(s: Student) -> None:
+        await s.click(label)
+        await s.click(SKIP)
+        while not s.frames:
+            await asyncio.sleep(0.05)
+        await s.idle()
+
+    async def press_play(s: Student) -> None:
+        if speed != 10:
+            await s.choose(speed_label, speed_option)
+            await s.idle()
+        s.animated_at, s.frames = None, []
+        await s.click("▶")
+        while not (s.animated_at or len({f for _, f in s.frames}) > 2):  # frames sent, or drawn by the server
+            await asyncio.sleep(0.05)
 
     with lab_server({"SERVING_LAB_BROWSER_PLAYBACK": "1" if in_browser else "0"}) as (url, server_pid):
-        lab = load_moments()[moment_id].page
+        students = on_loop(open_students(url)).result(timeout=300)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
             pages = []
-            for i in range(n):
+            for _ in range(sample):
                 page = browser.new_context(viewport={"width": 1440, "height": 900}, locale="en-US").new_page()
                 page.set_default_timeout(60_000)
                 page.goto(f"{url}/{lab}?lang=en")
+                page.locator(f"[class*='moment-btn-{moment_id}'] button").first.wait_for(timeout=120_000)
+                pages.append(page)
+            pressed = time.monotonic()
+            presses = [on_loop(press_moment(s)) for s in students]
+            for page in pages:
                 page.locator(f"[class*='moment-btn-{moment_id}'] button").first.click(timeout=120_000)
-                counter = page.locator(f".st-key-{lab}-frame-counter")
+            counters = [page.locator(f".st-key-{lab}-frame-counter") for page in pages]
+            for page, counter in zip(pages, counters):
                 deadline = time.monotonic() + 300
                 while not counter.count() and time.monotonic() < deadline:
                     skip = page.get_by_role("button", name=SKIP, exact=True)
                     if skip.count():
                         skip.first.click()
-                    time.sleep(1)
+                    time.sleep(0.5)
                 counter.first.wait_for(timeout=120_000)  # a loaded machine draws the first page slowly
+            for press in presses:
+                press.result(timeout=300)
+            if ended:  # every page redraws itself once the runs have ended
+                for page in pages:
+                    page.wait_for_function("() => [...document.querySelectorAll('.lab-frame-value')]"
+                                           ".every(e => !e.innerText.includes('…'))", timeout=300_000)
+                while any(s.computing for s in students):
+                    time.sleep(0.2)
+                time.sleep(1)
+            computed_in = time.monotonic() - pressed
+            plays = [on_loop(press_play(s)) for s in students]
+            for page in pages:
                 if speed != 10:
                     set_speed(page, speed)
                 for attempt in range(3):  # a rerun can briefly show a stale copy of the controls, or lose a click
@@ -291,21 +356,30 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
                         if attempt == 2:
                             raise
                         time.sleep(1)
-                if freeze_others and i < n - sample:  # it plays on: its own laptop animates it
-                    page.context.new_cdp_session(page).send("Page.setWebLifecycleState", {"state": "frozen"})
-                pages.append(page)
-            watched = pages[-sample:]  # the last to press play: the first may have reached the end already
-            for page in watched:
+            for play in plays:
+                play.result(timeout=300)
+            for page in pages:
                 page.evaluate(COUNT_FRAMES)
             cpu, clock = cpu_seconds(server_pid), time.perf_counter()
+            runs_before = [(s.page_runs, s.fragment_runs) for s in students]
             time.sleep(seconds)
+            runs = [(s.page_runs - p, s.fragment_runs - f) for s, (p, f) in zip(students, runs_before)]
             used, elapsed = cpu_seconds(server_pid) - cpu, time.perf_counter() - clock
-            fps = [page.evaluate("() => window.__frames") / elapsed for page in watched]
-            charts = [page.evaluate(CHART_FRAMES) for page in watched]
-            shown = [counter_text(page) for page in (watched if freeze_others else pages)]
+            fps = [page.evaluate(FRAMES) / elapsed for page in pages]
+            charts = [page.evaluate(CHART_FRAMES) for page in pages]
+            stalls = [page.evaluate(STALLS) for page in pages]
+            shown = [counter_text(page) for page in pages]
             browser.close()
+        errors = [e for s in students for e in s.errors]
+        on_loop(close_students(students)).result(timeout=60)
+        loop.call_soon_threadsafe(loop.stop)
+    if errors:
+        raise RuntimeError(errors[:3])
     return {"sessions": n, "sampled": len(fps), "frames_per_s": fps, "server_cores": used / elapsed,
-            "seconds": elapsed, "frames_shown_at_end": shown, "speed": speed, "others_frozen": freeze_others,
+            "seconds": elapsed, "frames_shown_at_end": shown, "speed": speed, "ended_first": ended,
+            "pressed_to_play_s": computed_in, "stalls": stalls,
+            "page_runs_per_student": sum(p for p, _ in runs) / max(1, len(runs)),
+            "fragment_runs_per_student": sum(f for _, f in runs) / max(1, len(runs)),
             "chart_frames_per_s": [None if c is None else c / elapsed for c in charts]}
 
 
@@ -315,12 +389,12 @@ def main() -> None:
     ap.add_argument("--concurrent", type=int, nargs="*", default=[10, 40])
     ap.add_argument("--moment", default="fixed-batch-holes", choices=MOMENTS)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds a pressing student waits at most")
-    ap.add_argument("--play", type=int, default=4, help="real browser sessions playing at once (0: skip)")
-    ap.add_argument("--sample", type=int, default=2, help="of which the frames/s is measured in")
+    ap.add_argument("--play", type=int, default=40, help="sessions playing at once (0: skip)")
+    ap.add_argument("--sample", type=int, default=1, help="of which real chromium pages, the frames/s measured in")
     ap.add_argument("--seconds", type=float, default=10.0, help="how long they play while measured")
     ap.add_argument("--speed", type=int, default=10, help="the player's speed, steps/s (the frames/s it can show)")
-    ap.add_argument("--freeze-others", action="store_true",
-                    help="freeze all but the sampled pages once they play (each student's own laptop animates)")
+    ap.add_argument("--while-computing", action="store_true",
+                    help="press ▶ at once, while the moment's runs are computed (else once they have ended)")
     ap.add_argument("--server-playback", action="store_true",
                     help="the server draws every frame (SERVING_LAB_BROWSER_PLAYBACK=0) instead of the browser")
     ap.add_argument("--json", action="store_true")
@@ -345,15 +419,17 @@ def main() -> None:
         print(f"  the server used {r['server_cores']:.2f} cores meanwhile", flush=True)
     if args.play:
         r = report["playing"] = playing(args.play, args.sample, args.seconds, args.moment, args.speed,
-                                             args.freeze_others, not args.server_playback)
+                                        not args.while_computing, not args.server_playback)
         charts = ", ".join("-" if c is None else f"{c:.1f}" for c in r["chart_frames_per_s"])
-        print(f"playing: {r['sessions']} browser sessions play {args.moment} at {r['speed']} steps/s; the server "
-              f"used {r['server_cores']:.2f} cores; frames/s in {r['sampled']} sampled pages: "
-              f"{', '.join(f'{f:.1f}' for f in r['frames_per_s'])} (chart frames drawn per s, all charts: "
-              f"{charts}); counters at the end: {' '.join(r['frames_shown_at_end'])}"
-              + (f" (the other {r['sessions'] - r['sampled']} pages frozen once playing)" if r["others_frozen"]
-                 else ""),
-              flush=True)
+        when = "its runs ended" if r["ended_first"] else "its runs still being computed"
+        stalls = "; ".join(", ".join(f"{ms / 1000:.1f} s at {at}" for ms, at in p) or "never" for p in r["stalls"])
+        print(f"playing: {r['sessions']} sessions play {args.moment} at {r['speed']} steps/s ({when}; ▶ "
+              f"{r['pressed_to_play_s']:.1f} s after the press); over {r['seconds']:.0f} s the server used "
+              f"{r['server_cores']:.2f} cores ({r['page_runs_per_student']:.1f} page runs and "
+              f"{r['fragment_runs_per_student']:.1f} fragment runs per websocket student); frames/s in "
+              f"{r['sampled']} sampled chromium pages: {', '.join(f'{f:.1f}' for f in r['frames_per_s'])} (chart "
+              f"frames drawn per s, all charts: {charts}); counters at the end: {' '.join(r['frames_shown_at_end'])}; "
+              f"the counter stood still > 0.5 s: {stalls}", flush=True)
     if args.json:
         print(json.dumps(report))
     sys.stdout.flush()

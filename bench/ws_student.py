@@ -26,9 +26,12 @@ class Student:
         self.ws_url = url.replace("http", "ws", 1) + "/_stcore/stream"
         self.page, self.query = page, query
         self.buttons: dict[str, str] = {}  # label -> widget id, as last drawn
+        self.selects: dict[str, str] = {}  # select box label -> widget id
         self.frames: list[tuple[float, int]] = []  # (when, frame) for every frame counter the server drew
         self.animated_at: float | None = None  # when a view that plays in the browser arrived
+        self.computing = True  # the last frame counter drawn said its runs were still being computed ("…")
         self.errors: list[str] = []
+        self.page_runs = self.fragment_runs = 0  # script runs the server finished for this student
         self._cached: dict[str, ForwardMsg] = {}
         self._timers: dict[str, asyncio.Task] = {}  # fragment id -> its auto-rerun loop
         self._defined: set[str] = set()  # fragments that asked for a timer in the script run under way
@@ -51,7 +54,8 @@ class Student:
         if self._reader is not None:
             self._reader.cancel()
 
-    async def rerun(self, trigger: str | None = None, fragment_id: str | None = None) -> None:
+    async def rerun(self, trigger: str | None = None, fragment_id: str | None = None,
+                    choice: tuple[str, str] | None = None) -> None:
         msg = BackMsg()
         state = msg.rerun_script
         state.query_string, state.page_name = self.query, self.page
@@ -61,6 +65,9 @@ class Student:
         if trigger is not None:
             widget = state.widget_states.widgets.add()
             widget.id, widget.trigger_value = trigger, True
+        if choice is not None:  # (widget id, the option's label), as a browser sends a select box's pick
+            widget = state.widget_states.widgets.add()
+            widget.id, widget.string_value = choice
         if fragment_id is not None:
             state.fragment_id, state.is_auto_rerun = fragment_id, True
         else:
@@ -75,6 +82,15 @@ class Student:
                 raise TimeoutError(f"no button {label!r} on {self.page}")
             await asyncio.sleep(0.05)
         await self.rerun(trigger=self.buttons[label])
+
+    async def choose(self, label: str, option: str, timeout: float = 120.0) -> None:
+        """Pick `option` (as displayed) in the select box with this label."""
+        deadline = time.monotonic() + timeout
+        while label not in self.selects:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no select box {label!r} on {self.page}")
+            await asyncio.sleep(0.05)
+        await self.rerun(choice=(self.selects[label], option))
 
     async def idle(self, timeout: float = 300.0) -> None:
         """Until the script run asked for last has finished."""
@@ -114,7 +130,10 @@ class Student:
                 # a whole run: the fragments it did not define again lose their timers, as in the browser
                 for fid in set(self._timers) - self._defined:
                     self._timers.pop(fid).cancel()
-            if msg.script_finished != ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            if msg.script_finished == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+                self.fragment_runs += 1
+            else:  # (a run ended early by st.rerun() is followed by the run it asked for)
+                self.page_runs += msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
                 self._finished.set()
         elif kind == "new_session":  # a script run starts (a whole one or a fragment's)
             self._defined = set()
@@ -125,11 +144,14 @@ class Student:
         which = el.WhichOneof("type")
         if which == "button":
             self.buttons[el.button.label] = el.button.id
+        elif which == "selectbox":
+            self.selects[el.selectbox.label] = el.selectbox.id
         elif which == "html":
             body = el.html.body
             found = FRAME.search(body)
             if found:
                 self.frames.append((time.monotonic(), int(found.group(1))))
+                self.computing = found.group(0) + " …" in body
             if ANIMATED in body and self.animated_at is None:
                 self.animated_at = time.monotonic()
         elif which == "exception":

@@ -110,3 +110,26 @@ def counter(page, name: str) -> int:
     return max(int(re.match(r"\d+", text).group()) for text in shown.all_inner_texts())
 
 
+def press(page, label: str, becomes: str) -> None:
+    """Click the button `label` until the page shows `becomes` (▶ → ⏸, ⏸ → ▶). A click that lands while the
+    page reruns can be lost, and meanwhile the rerun's stale copy of the controls can stand beside the new
+    one: the first copy is clicked and the first awaited."""
+    after = page.get_by_role("button", name=becomes, exact=True).first
+    for _ in range(3):
+        try:
+            page.get_by_role("button", name=label, exact=True).first.click(force=True, timeout=20_000)
+            after.wait_for(timeout=20_000)
+            return
+        except Exception:
+            wait_idle(page)
+            if after.is_visible():
+                return
+    raise AssertionError(f"{label} was pressed three times and the page never showed {becomes}")
+
+
+def press_play(page) -> None:
+    press(page, "▶", "⏸")
+
+
+def press_pause(page) -> None:
+    press(page, "⏸", "▶")

@@ -4,7 +4,7 @@ import re
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, wait_idle
+from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, press_pause, press_play, wait_idle
 
 PAGES = ["", "lesson-overview", "lesson-mechanisms-myths", "why-batch", "static-vs-continuous", "paged-kv", "policies",
          "tasks", "quiz", "playground", "glossary"]  # "": home, the default page
@@ -25,18 +25,6 @@ def test_every_page_renders_without_errors(browser, server, lang):
         page.close()
 
 
-def press_play(page) -> None:
-    """▶, until the page shows ⏸ (a click that lands while the page reruns can be lost)."""
-    for _ in range(3):
-        try:  # while a rerun draws, its stale copy of the controls can stand beside the new one
-            page.get_by_role("button", name="▶", exact=True).first.click(force=True)
-            page.get_by_role("button", name="⏸", exact=True).first.wait_for(timeout=20_000)
-            return
-        except Exception:
-            wait_idle(page)
-    raise AssertionError("▶ was pressed three times and the player never showed ⏸")
-
-
 @pytest.mark.parametrize("name", list(PLAYERS))
 def test_play_advances_the_frame_counter(browser, server, name):
     page = open_page(browser, f"{server}/{name}", "en")
@@ -52,8 +40,7 @@ def test_play_advances_the_frame_counter(browser, server, name):
     while counter(page, name) <= before + 5 and time.monotonic() < deadline:
         time.sleep(0.5)
     assert counter(page, name) > before + 5, page.locator(f".st-key-{name}-frame-counter").all_inner_texts()
-    page.get_by_role("button", name="⏸", exact=True).click()
-    page.get_by_role("button", name="▶", exact=True).wait_for(timeout=30_000)  # paused: the page has rerun
+    press_pause(page)  # paused: the page has rerun
     time.sleep(1)
     paused = counter(page, name)
     time.sleep(1.5)
@@ -173,8 +160,7 @@ def test_a_recorded_run_plays_in_the_browser_with_no_server_reruns(browser, serv
     assert traffic[messages:].count("sent") == 0, traffic[messages:]
     assert page.evaluate("() => window.__labChartFrames") >= 2  # the timelines animate too (they get their frames last)
     page.screenshot(path=str(ARTIFACTS / "static-vs-continuous-playing-in-browser.png"))
-    page.get_by_role("button", name="⏸", exact=True).click()
-    page.get_by_role("button", name="▶", exact=True).wait_for(timeout=30_000)
+    press_pause(page)
     wait_idle(page)
     reached = page.evaluate("() => window.__labAnim.shown['static-vs-continuous.counter']")
     paused = counter(page, "static-vs-continuous")

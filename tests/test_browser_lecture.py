@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
+from browser_support import ARTIFACTS, assert_no_errors, new_page, press_play, wait_idle
 
 STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "strings.yaml").read_text(encoding="utf-8"))
 
@@ -157,19 +157,6 @@ def scroll_to_top(page) -> None:
                              for (const el of [document.scrollingElement, main]) if (el) el.scrollTop = 0; }""")
 
 
-def play(page) -> None:
-    """Press ▶ until the player shows ⏸ (a click that lands while the page reruns can be lost)."""
-    pause = page.get_by_role("button", name="⏸", exact=True)
-    for _ in range(3):
-        page.get_by_role("button", name="▶", exact=True).click(force=True)
-        try:
-            pause.wait_for(timeout=15_000)
-            return
-        except Exception:
-            wait_idle(page)
-    pause.wait_for(timeout=15_000)
-
-
 def stop(page) -> None:
     pause = page.get_by_role("button", name="⏸", exact=True)
     if pause.count():  # (a run that reached its end has paused itself)
@@ -218,7 +205,7 @@ def test_while_playing_the_picture_is_on_the_first_screen_and_nothing_is_cut(bro
         for instructor in (False, True):
             if instructor != instructor_on(page):
                 toggle_instructor(page)
-            play(page)
+            press_play(page)
             for width, height in SIZES:
                 page.set_viewport_size({"width": width, "height": height})
                 time.sleep(1.5)  # a few frames: the chart measures the room below it as it redraws

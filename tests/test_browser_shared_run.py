@@ -8,7 +8,7 @@ its own server: its run cache starts empty, so the moment really is computed her
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, counter, open_page
+from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, press_play
 
 LAB, MOMENT = "static-vs-continuous", "🎓 Holes in a fixed batch"
 STILL_RUNNING = "The engine is still running"
@@ -36,8 +36,7 @@ def test_a_moment_plays_for_two_students_before_its_runs_have_ended(students):
     waited = press(first)
     first.get_by_text(STILL_RUNNING).first.wait_for(timeout=30_000)  # the runs have not ended yet
     assert "…" in first.locator(".lab-frame-value").first.inner_text()
-    first.get_by_role("button", name="▶", exact=True).click(force=True)
-    first.get_by_role("button", name="⏸", exact=True).first.wait_for(timeout=30_000)
+    press_play(first)
     # the steps taken so far play in the browser (a chunk at a time) while the rest is computed
     first.wait_for_function("() => document.querySelector('[data-anim]') && [...document.querySelectorAll("
                             f"'.st-key-{LAB}-frame-counter .lab-frame-value')].some(e => e.innerText.includes('…'))",

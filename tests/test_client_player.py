@@ -39,19 +39,28 @@ def columns(run):
 
 
 def browser_timeline(t: dict, frame: int) -> dict:
-    """ui/live_chart.html timelineFrame, line for line: what the browser draws at `frame`."""
-    frame = min(frame, len(t["z"]) - 1)
+    """ui/live_chart.html, line for line: timelineWhole's picture and marks (the whole run, drawn once),
+    timelineLayout's window, white band over the steps not taken yet, and cursor; returns what shows
+    at `frame`: the window of the picture with the band painted over it, and the marks left uncovered."""
+    cols, (cw, ch), rows = len(t["z"]), t["cell"], len(t["z"][0])
+    whole = np.full((rows * ch, cols * cw, 3), 255, dtype=np.uint8)
+    for c in range(cols):
+        for r in range(rows):
+            whole[r * ch:(r + 1) * ch - 1, c * cw:(c + 1) * cw - 1] = t["rgb"][t["z"][c][r]]
+    marks = [(t["steps"][c], s) for c in range(cols) for s in t["preempted"][c]]
+    frame = min(frame, cols - 1)
     total, win = t["total"], t["window"]
     start = 0 if total <= win else max(0, min(frame - win + 1, total - win))
     end = max(win, total) if total <= win else start + win
-    stop = min(frame + 1, end, len(t["z"]))
-    (cw, ch), rows = t["cell"], len(t["z"][0])
-    px = np.full((rows * ch, (end - start) * cw, 3), 255, dtype=np.uint8)
-    for c in range(start, stop):
-        for r in range(rows):
-            px[r * ch:(r + 1) * ch - 1, (c - start) * cw:(c - start + 1) * cw - 1] = t["rgb"][t["z"][c][r]]
-    marks = [(t["steps"][c], s) for c in range(start, stop) for s in t["preempted"][c]]
-    return {"pixels": px, "x0": start - 0.5 + 0.5 / cw, "range": [start - 0.5, end - 0.5], "marks": marks,
+    stop = min(frame + 1, end, cols)
+    band = stop - 0.5 if stop < end else None  # the white band's left edge (it reaches the window's end)
+    shown = np.full((rows * ch, (end - start) * cw, 3), 255, dtype=np.uint8)
+    drawn = min(end, cols) - start
+    shown[:, :drawn * cw] = whole[:, start * cw:(start + drawn) * cw]
+    if band is not None:
+        shown[:, round(band + 0.5 - start) * cw:] = 255
+    return {"pixels": shown, "x0": -0.5 + 0.5 / cw + start, "range": [start - 0.5, end - 0.5],
+            "marks": [(x, y) for x, y in marks if start - 0.5 < x < end - 0.5 and (band is None or x < band)],
             "cursor": t["steps"][stop - 1] if stop > start else None}
 
 
@@ -93,6 +102,29 @@ def test_html_frames_decode_to_the_server_html_of_every_frame(run):
     assert client_player.html_frames(run, ("queue-test",), lambda i: "") == json.dumps(data, separators=(",", ":"))
     size = len(json.dumps(data))
     assert size < sum(len(html(i)) for i in range(run.frames)) / 3, size  # shared pieces are sent once
+
+
+def test_frames_encoded_a_chunk_at_a_time_equal_the_whole_run_encoded_at_once(tiny):
+    """A run still being computed is encoded as its steps come (each chunk adds its own frames only); once
+    it has ended, what the browser gets equals encoding every frame afresh, and any first n frames
+    equal encoding those n alone."""
+    workload = preset("long-context").scaled(0.5)
+    r = LiveRun(tiny, workload_requests(tiny, workload, seed=0), engine_config_for(workload, preemption_mode="swap"))
+    colors = color_indices(q.request_id for q in r.trace_requests)
+    html = lambda i: queue_html(r.snapshots[i], colors, LABELS)  # noqa: E731
+    sizes = []
+    for steps in (5, 17, 40):
+        r.ensure(steps - 1)
+        partial = json.loads(client_player.html_frames(r, ("queue-chunks",), html))
+        assert partial == client_player.encode([html(i) for i in range(r.frames)])
+        sizes.append(len(partial["frames"]))
+    r.run_to_end()
+    whole = json.loads(client_player.html_frames(r, ("queue-chunks",), html))
+    assert sizes == [5, 17, 40] and len(whole["frames"]) == r.frames > 40
+    assert whole == client_player.encode([html(i) for i in range(r.frames)])
+    encoder = client_player.Encoder()
+    encoder.extend(html(i) for i in range(r.frames))
+    assert encoder.first(9) == client_player.encode([html(i) for i in range(9)]) and encoder.first(0)["frames"] == []
 
 
 def test_the_script_survives_streamlits_sanitizer_and_carries_the_frames_intact():

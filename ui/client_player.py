@@ -10,7 +10,8 @@ Pause, step and scrub still go to the server, which reads the frame off the same
 
 A shared run still being computed in the background (ui/run_cache.py) plays the same way, in chunks:
 the clock runs up to the steps taken so far (rounded down to whole chunks, so the sessions pressing
-meanwhile share one encoding), and at its end the page reruns once for the next chunk.
+meanwhile share one encoding, which grows by each chunk's new frames), and a few seconds before its
+end the page reruns once for the next chunk (ui/player.py).
 """
 from __future__ import annotations
 
@@ -55,15 +56,35 @@ def clock_args(clock: dict) -> dict:
             "elapsed_ms": round(1000 * (time.time() - clock["t0"]))}
 
 
-def encode(strings: list[str]) -> dict:
+class Encoder:
     """Per frame an HTML string, cut before each tag and de-duplicated: consecutive frames share most
-    of their cells, so a run's frames cost a table of distinct pieces and a list of indices each."""
-    pieces: dict[str, int] = {}
-    frames = []
-    for s in strings:
-        head, *tags = s.split("<")
-        frames.append([pieces.setdefault(p, len(pieces)) for p in [head] + ["<" + t for t in tags] if p])
-    return {"pieces": list(pieces), "frames": frames}
+    of their cells, so a run's frames cost a table of distinct pieces and a list of indices each.
+    Frames are added as they come: a run still being computed encodes each new chunk's frames only."""
+
+    def __init__(self):
+        self._pieces: dict[str, int] = {}
+        self._frames: list[list[int]] = []
+        self._known: list[int] = []  # how many pieces the frames so far use, after each frame
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def extend(self, strings) -> None:
+        pieces = self._pieces
+        for s in strings:
+            head, *tags = s.split("<")
+            self._frames.append([pieces.setdefault(p, len(pieces)) for p in [head] + ["<" + t for t in tags] if p])
+            self._known.append(len(pieces))
+
+    def first(self, n: int) -> dict:
+        """The first n frames, as encode() of them gives them."""
+        return {"pieces": list(self._pieces)[:self._known[n - 1]] if n else [], "frames": self._frames[:n]}
+
+
+def encode(strings: list[str]) -> dict:
+    encoder = Encoder()
+    encoder.extend(strings)
+    return encoder.first(len(encoder))
 
 
 def decode(data: dict, frame: int) -> str:
@@ -96,7 +117,15 @@ def run_frames(run: LiveRun, key: tuple, build: Callable[[], dict]) -> str:
 
 
 def html_frames(run: LiveRun, key: tuple, frame_html: Callable[[int], str]) -> str:
-    return run_frames(run, key, lambda: encode([frame_html(i) for i in range(shown(run))]))
+    def build() -> dict:
+        n = shown(run)
+        with run.cache.setdefault(("encoder-lock",) + key, threading.Lock()):
+            encoder = run.cache.setdefault(("encoder",) + key, Encoder())
+            encoder.extend(frame_html(i) for i in range(len(encoder), n))
+            if run.done and n == run.frames:  # the whole run, kept as JSON from now on
+                run.cache.pop(("encoder",) + key)
+            return encoder.first(n)
+    return run_frames(run, key, build)
 
 
 def html_view(key: str, frames_json: str, html: str) -> None:

@@ -35,10 +35,15 @@ def _component_dir() -> Path:
 _render = components.declare_component("serving_lab_live_chart", path=str(_component_dir()))
 
 
+def figure_json(fig) -> str:
+    return pio.to_json(fig, validate=False)
+
+
 def live_chart(fig, key: str, height: int, config: dict | None = None, fit: tuple[int, int] | None = None,
                font_scale: float = 1.0, frames: str | None = None, clock: dict | None = None) -> None:
-    """`fit=(min, max)`: the chart fills the window's height below it, between min and max pixels.
+    """`fig`: a figure, or one already made JSON (figure_json) to be drawn by many sessions.
+    `fit=(min, max)`: the chart fills the window's height below it, between min and max pixels.
     `frames` (JSON) and `clock`: the chart plays a finished run by itself (ui/client_player.py)."""
-    _render(spec=pio.to_json(fig, validate=False), height=height, config=config or {}, key=key, default=None,
+    _render(spec=fig if isinstance(fig, str) else figure_json(fig), height=height, config=config or {}, key=key, default=None,
             fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None, font_scale=font_scale,
             frames=frames, clock=clock)

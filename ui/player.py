@@ -8,6 +8,7 @@ runs still computed in the background a chunk of steps at a time.
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 from typing import Callable
@@ -28,6 +29,8 @@ WAIT_S = 2.0  # while shared runs are computed in the background, a paused page 
 # comes soon after the press, a long run needs few reruns, and sessions pressing meanwhile share one encoding.
 FIRST_CHUNK = 16
 CHUNK_WAIT_S = 0.5  # playing such a run, the browser has shown every step taken so far: look this often
+CHUNK_POLL_S = 1.0  # playing such a run, the browser has steps left to show: look this often for the next chunk,
+CHUNK_LEAD_S = 4.0  # and fetch it this long before the browser runs out (a rerun under load takes seconds)
 SPEED_WIDTH = 170  # pixels: "100 steps/s" at instructor mode's type size
 
 
@@ -214,13 +217,15 @@ def _ready(runs: list[LiveRun]) -> int:
 
 
 def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], None], ready: int) -> None:
-    """Draw the page once with every frame up to `ready`; one rerun when the clock reaches it either
-    turns ⏸ back into ▶ (the end) or draws the next chunk of a run still being computed. No timer
-    reruns the views: a watching student costs the server next to nothing."""
+    """Draw the page once with every frame up to `ready`. Of ended runs, one rerun when the clock reaches
+    the end turns ⏸ back into ▶; of runs still being computed, the page is drawn again with the next
+    chunk a few seconds before the browser has played this one (the clock goes on from the frame the
+    browser shows), so playback does not stop at a chunk's end. No timer reruns the views: a watching
+    student costs the server next to nothing."""
     ss = st.session_state
     clock = ss.get(_k(page, "browser_clock"))
-    if clock is None or clock["speed"] != ss[_k(page, "speed")] or client_player.frame_at(clock) >= clock["last"]:
-        # pressed play, a new speed, or the next chunk
+    if clock is None or clock["speed"] != ss[_k(page, "speed")] or ready > clock["last"]:
+        # pressed play, a new speed, or the next chunk (sent while the browser still plays this one)
         start = ss[_k(page, "frame")] if clock is None else client_player.frame_at(clock)
         clock = ss[_k(page, "browser_clock")] = client_player.new_clock(start, ss[_k(page, "speed")], ready)
     frame = ss[_k(page, "frame")] = client_player.frame_at(clock)
@@ -235,14 +240,27 @@ def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], Non
     finally:
         del ss[client_player.CLOCK]
 
-    @st.fragment(run_every=client_player.seconds_left(clock) + 0.3)
+    computing = not all(r.done for r in runs)
+
+    # ended runs: one rerun when the clock reaches the end; runs still computed: a look every CHUNK_POLL_S
+    # (drawing nothing), and a rerun for the next chunk CHUNK_LEAD_S before this one has played out (not
+    # at once: forty students rerunning at every chunk computed would keep the server from computing)
+    @st.fragment(run_every=CHUNK_POLL_S if computing else client_player.seconds_left(clock) + 0.3)
     def the_end():
         now = ss.get(_k(page, "browser_clock"))
-        if ss[_k(page, "playing")] and now and now["id"] == clock["id"] and client_player.frame_at(clock) >= last:
+        if not (ss[_k(page, "playing")] and now and now["id"] == clock["id"]):
+            return
+        if computing:  # the browser holds at the chunk's last step by itself until the next one comes
+            ready = _ready(runs)
+            if client_player.seconds_left(clock) <= CHUNK_LEAD_S and ready > last:
+                st.rerun()  # the next chunk
+            if ready < 0 and client_player.frame_at(clock) >= last:
+                st.rerun()  # the background computation stopped (it failed): the server steps the runs on
+        elif client_player.frame_at(clock) >= last:
             ss[_k(page, "frame")] = last
             if last >= _last_frame(runs) and all(r.done for r in runs):
                 _pause(page)
-            st.rerun()  # paused at the end, or on to the next chunk
+            st.rerun()  # paused at the end
 
     the_end()
 
@@ -288,18 +306,23 @@ def controls(page: str, runs: list[LiveRun]) -> None:
 
 def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
     """The frame counter with a progress bar, one slim line, redrawn with every frame."""
-    live = " …" if not all(r.done for r in runs) else ""
+    live, label = " …" if not all(r.done for r in runs) else "", t("player.frame")
     with st.container(key=f"{page}-frame-counter"):
         if client_player.current() is None:
-            st.html(_position_html(frame, last, live))
+            st.html(_position_html(frame, last, live, label))
         else:
-            shown = [_position_html(f, last, live) for f in range(last + 1)]
-            client_player.html_view(f"{page}.counter", client_player.to_json(client_player.encode(shown)),
-                                    shown[frame])
+            client_player.html_view(f"{page}.counter", _counter_frames(last, live, label),
+                                    _position_html(frame, last, live, label))
 
 
-def _position_html(frame: int, last: int, live: str) -> str:
+@functools.lru_cache(maxsize=256)
+def _counter_frames(last: int, live: str, label: str) -> str:
+    """Every frame of the counter, encoded once for every session (a page reran for each played it)."""
+    return client_player.to_json(client_player.encode([_position_html(f, last, live, label) for f in range(last + 1)]))
+
+
+def _position_html(frame: int, last: int, live: str, label: str) -> str:
     share = 100 * frame / max(1, last)
     return (f'<div class="lab-frame"><div class="lab-frame-bar"><div style="width:{share:.1f}%"></div></div>'
-            f'<span class="lab-frame-label">{t("player.frame")}</span> '
+            f'<span class="lab-frame-label">{label}</span> '
             f'<span class="lab-frame-value">{frame} / {last}{live}</span></div>')

@@ -9,7 +9,7 @@ import streamlit as st
 from engine import LiveRun, blocks_to_reserve, free_runs, kv_split
 from ui import client_player
 from ui.i18n import class_name, labels, lang, run_name, t
-from ui.live_chart import live_chart
+from ui.live_chart import figure_json, live_chart
 from ui.style import font_scale, scaled
 from viz.blocks import block_pool, pool_frames
 from viz.charts import memory_split, split_frames, split_legend_html
@@ -74,13 +74,21 @@ def timeline(run: LiveRun, frame: int, total: int, key: str, title: str = "", by
              height: int = 300, fit: bool = False) -> None:
     """`fit`: the timeline is the page's main picture and takes the window's height left below it."""
     frame = min(frame, run.frames - 1)
-    fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(), height=scaled(height),
-                        title=title, hover=not animating())
     clock, frames = client_player.current(), None
-    if clock is not None:
+    if clock is None:
+        fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(), height=scaled(height),
+                            title=title, hover=not animating())
+    else:
         n = client_player.shown(run)
         frames = client_player.run_frames(run, ("timeline", by_class, total), lambda: timeline_frames(
             timeline_columns(run, n - 1, by_class)[:n], total))
+        # the browser draws every frame's picture, marks, window and cursor itself: what the figure keeps
+        # (axes, titles, sizes) does not change with the frame, so one is built for all sessions
+        fig = run.cache.get(base := ("timeline-base", lang(), by_class, total, scaled(height), title))
+        if fig is None:
+            fig = run.cache[base] = figure_json(slot_timeline(timeline_columns(run, 0, by_class), 0, total,
+                                                              view_labels(), height=scaled(height), title=title,
+                                                              hover=False))
     live_chart(fig, key, scaled(height), chart_config(), fit=(MIN_FIT, scaled(height) * 2) if fit else None,
                font_scale=font_scale(), frames=frames, clock=clock and client_player.clock_args(clock))
 
