@@ -103,17 +103,29 @@ def shown(run: LiveRun) -> int:
     return run.frames if clock is None else min(run.frames, clock["last"] + 1)
 
 
+PARTIAL_KEPT = 4  # encodings kept per view of a run still being computed (sessions play different chunks)
+
+
 def run_frames(run: LiveRun, key: tuple, build: Callable[[], dict]) -> str:
     """A run's frames for one view (the first `shown(run)` of them), as JSON, built once and shared by
-    every session: kept with an ended run; for a run still being computed, the newest build only."""
+    every session: kept with an ended run; for a run still being computed, the newest PARTIAL_KEPT
+    builds (forty students rerun for their next chunk at moments of their own, some a chunk behind:
+    keeping one build only, they rebuilt it in turn on every page run)."""
     n = shown(run)
-    key = ("client",) + key if run.done and n == run.frames else ("client-partial",) + key
+    if run.done and n == run.frames:
+        run.cache.pop(("client-partial",) + key, None)  # the chunks' encodings are not asked for again
+        key = ("client",) + key
+    else:
+        key = ("client-partial",) + key
     # forty students pressing play at once: the first builds, the others wait for it (dict.setdefault
     # is atomic, so they all take the same lock)
     with run.cache.setdefault(("client-lock",) + key, threading.Lock()):
-        if run.cache.get(key, (None, None))[0] != n:
-            run.cache[key] = (n, to_json(build()))
-    return run.cache[key][1]
+        kept = run.cache.setdefault(key, {})
+        if n not in kept:
+            kept[n] = to_json(build())
+            for old in sorted(kept)[:-PARTIAL_KEPT]:
+                del kept[old]
+        return kept[n]
 
 
 def html_frames(run: LiveRun, key: tuple, frame_html: Callable[[int], str]) -> str:
@@ -128,10 +140,21 @@ def html_frames(run: LiveRun, key: tuple, frame_html: Callable[[int], str]) -> s
     return run_frames(run, key, build)
 
 
+class _Verbatim:
+    """A body st.html sends as it is: a plain string is de-indented first (textwrap.dedent), which costs
+    ~40 ms of the GIL per megabyte of frames, for every session on every page run that sends them."""
+
+    def __init__(self, body: str):
+        self.body = body
+
+    def _repr_html_(self) -> str:
+        return self.body
+
+
 def html_view(key: str, frames_json: str, html: str) -> None:
     """An HTML view that animates itself: `html` (the frame the server reads off the clock now) until
     the script takes over."""
-    st.html(view_body(key, frames_json, html, current()), unsafe_allow_javascript=True)
+    st.html(_Verbatim(view_body(key, frames_json, html, current())), unsafe_allow_javascript=True)
 
 
 def view_body(key: str, frames_json: str, html: str, clock: dict) -> str:

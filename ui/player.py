@@ -252,6 +252,8 @@ def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], Non
             return
         if computing:  # the browser holds at the chunk's last step by itself until the next one comes
             ready = _ready(runs)
+            if all(r.done for r in runs):
+                st.rerun()  # the runs have ended: what needs whole runs appears, and the rest plays on
             if client_player.seconds_left(clock) <= CHUNK_LEAD_S and ready > last:
                 st.rerun()  # the next chunk
             if ready < 0 and client_player.frame_at(clock) >= last:
