@@ -256,9 +256,12 @@ def main() -> None:
         print(f"playing: {r['sessions']} sessions play {args.moment} at {r['speed']} steps/s ({when}; ▶ "
               f"{r['pressed_to_play_s']:.1f} s after the press); over {r['seconds']:.0f} s the server used "
               f"{r['server_cores']:.2f} cores ({r['page_runs_per_student']:.1f} page runs and "
-              f"{r['fragment_runs_per_student']:.1f} fragment runs per websocket student); frames/s in "
+              f"{r['fragment_runs_per_student']:.1f} fragment runs per websocket student, which fetched "
+              f"{r['frame_file_kb_per_student']:.0f} KB of frame files each); frames/s in "
               f"{r['sampled']} sampled chromium pages: {', '.join(f'{f:.1f}' for f in r['frames_per_s'])} (chart "
-              f"frames drawn per s, all charts: {charts}); counters at the end: {' '.join(r['frames_shown_at_end'])}; "
+              f"frames drawn per s, all charts: {charts}; steps the counter went through per s: "
+              f"{', '.join('?' if v is None else f'{v:.1f}' for v in r['steps_per_s'])}); counters at the end: "
+              f"{' '.join(r['frames_shown_at_end'])}; "
               f"the counter stood still > 0.5 s: {stalls}", flush=True)
     if args.json:
         print(json.dumps(report))

@@ -133,7 +133,10 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
                 while not counter.count() and time.monotonic() < deadline:
                     skip = page.get_by_role("button", name=SKIP, exact=True)
                     if skip.count():
-                        skip.first.click()
+                        try:  # a page rerun can replace the form under the click: look again
+                            skip.first.click(timeout=5_000)
+                        except Exception:
+                            pass
                     time.sleep(0.5)
                 counter.first.wait_for(timeout=120_000)  # a loaded machine draws the first page slowly
             for press in presses:
@@ -163,10 +166,13 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
                 play.result(timeout=300)
             for page in pages:
                 page.evaluate(COUNT_FRAMES)
+            shown_before = [counter_text(page) for page in pages]
             cpu, clock = cpu_seconds(server_pid), time.perf_counter()
             runs_before = [(s.page_runs, s.fragment_runs) for s in students]
+            fetched_before = sum(sum(s.fetched.values()) for s in students)
             time.sleep(seconds)
             runs = [(s.page_runs - p, s.fragment_runs - f) for s, (p, f) in zip(students, runs_before)]
+            fetched = sum(sum(s.fetched.values()) for s in students) - fetched_before
             used, elapsed = cpu_seconds(server_pid) - cpu, time.perf_counter() - clock
             fps = [page.evaluate(FRAMES) / elapsed for page in pages]
             charts = [page.evaluate(CHART_FRAMES) for page in pages]
@@ -180,7 +186,12 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
         raise RuntimeError(errors[:3])
     return {"sessions": n, "sampled": len(fps), "frames_per_s": fps, "server_cores": used / elapsed,
             "seconds": elapsed, "frames_shown_at_end": shown, "speed": speed, "ended_first": ended,
+            # steps the page's clock went through per second (what it should have drawn; a page short of
+            # CPU draws fewer: it skips steps)
+            "steps_per_s": [(int(b) - int(a)) / elapsed if a.isdigit() and b.isdigit() else None
+                            for a, b in zip(shown_before, shown)],
             "pressed_to_play_s": computed_in, "stalls": stalls,
             "page_runs_per_student": sum(p for p, _ in runs) / max(1, len(runs)),
             "fragment_runs_per_student": sum(f for _, f in runs) / max(1, len(runs)),
+            "frame_file_kb_per_student": fetched / 1000 / max(1, len(runs)),
             "chart_frames_per_s": [None if c is None else c / elapsed for c in charts]}

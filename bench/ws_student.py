@@ -4,8 +4,9 @@ The classroom benchmark (bench/classroom_load.py) uses it to put forty real sess
 `python -m ui.serve` server without forty browsers on the same two cores: each student connects to
 `/_stcore/stream`, asks for a page, clicks buttons by their label (a widget trigger, as a browser
 sends), keeps the fragment timers the server asks for (`auto_rerun`, as the browser's player does) and
-notes when the page's frame counter shows a frame. The server does for it exactly what it does for a
-browser; only the drawing is left out.
+notes when the page's frame counter shows a frame, and fetches the frame files the page names (what a
+browser playing a run in itself fetches, ui/frame_files.py). The server does for it exactly what it does
+for a browser; only the drawing is left out.
 """
 from __future__ import annotations
 
@@ -13,17 +14,22 @@ import asyncio
 import re
 import time
 
+import httpx
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 FRAME = re.compile(r'class="lab-frame-value">(\d+) / (\d+)')
 ANIMATED = 'data-anim="'  # a view that animates itself in the browser (ui/client_player.py)
+FRAME_FILE = re.compile(r'/component/[^"\\]+?\.json\.gz')  # its frames' file, in a view or a chart's arguments
 
 
 class Student:
     def __init__(self, url: str, page: str, query: str = "lang=en"):
         self.ws_url = url.replace("http", "ws", 1) + "/_stcore/stream"
+        self.http = httpx.AsyncClient(base_url=url, timeout=120)
+        self.fetched: dict[str, int] = {}  # frame file URL -> bytes received (fetched once, as a browser keeps it)
+        self._fetches: set[asyncio.Task] = set()
         self.page, self.query = page, query
         self.buttons: dict[str, str] = {}  # label -> widget id, as last drawn
         self.selects: dict[str, str] = {}  # select box label -> widget id
@@ -53,6 +59,9 @@ class Student:
             await self._ws.close()
         if self._reader is not None:
             self._reader.cancel()
+        for task in self._fetches:
+            task.cancel()
+        await self.http.aclose()
 
     async def rerun(self, trigger: str | None = None, fragment_id: str | None = None,
                     choice: tuple[str, str] | None = None) -> None:
@@ -142,6 +151,13 @@ class Student:
 
     def _element(self, el) -> None:
         which = el.WhichOneof("type")
+        if which in ("html", "component_instance"):
+            for url in FRAME_FILE.findall(el.html.body if which == "html" else el.component_instance.json_args):
+                if url not in self.fetched:
+                    self.fetched[url] = 0
+                    task = asyncio.create_task(self._fetch(url))
+                    self._fetches.add(task)
+                    task.add_done_callback(self._fetches.discard)
         if which == "button":
             self.buttons[el.button.label] = el.button.id
         elif which == "selectbox":
@@ -156,6 +172,17 @@ class Student:
                 self.animated_at = time.monotonic()
         elif which == "exception":
             self.errors.append(el.exception.message)
+
+    async def _fetch(self, url: str) -> None:
+        for attempt in range(3):  # a kept-alive connection the server has just closed fails once (a browser retries)
+            try:
+                response = await self.http.get(url)
+                response.raise_for_status()
+                self.fetched[url] = len(response.content)
+                return
+            except httpx.HTTPError as e:
+                if attempt == 2:
+                    self.errors.append(f"{url}: {e!r}")
 
     async def _every(self, interval: float, fragment_id: str) -> None:
         while True:

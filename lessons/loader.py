@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,26 +139,38 @@ def _need_str(path, entry, d, key):
 def _kept_while_unchanged(files_of):
     """Keep what a loader returned while the files it read are unchanged (same names, mtimes and sizes): every
     page run of every session asks for the lessons and moments, and a room of forty spent more of the
-    server's time parsing them than drawing. An edited file is read again at the next run. Callers get
-    their own shallow copy of the dict or list."""
+    server's time parsing them than drawing. The files are looked at again at most once every RECHECK_S
+    (each look is a few dozen system calls, and on a busy server every one waits for the interpreter lock),
+    so an edited file is read again within a second. Callers get their own shallow copy of the dict or list."""
     def wrap(load):
         kept, lock = {}, threading.Lock()
 
         @functools.wraps(load)
         def loader(*args):
+            key = (ROOT, args)  # (tests point ROOT at a copy of the lessons)
+            with lock:
+                hit = kept.get(key)
+            if hit is not None and time.monotonic() - hit[2] < RECHECK_S:
+                return type(hit[1])(hit[1])
             files = files_of(*args)
             if files is None:  # arguments that are not files (moments passed in): no keeping
                 return load(*args)
-            stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
-            with lock:
-                hit = kept.get(args)
+            stamp = []
+            for f in files:
+                info = f.stat()
+                stamp.append((str(f), info.st_mtime_ns, info.st_size))
             if hit is None or hit[0] != stamp:
-                hit = (stamp, load(*args))
-                with lock:
-                    kept[args] = hit
+                hit = (stamp, load(*args), time.monotonic())
+            else:
+                hit = (stamp, hit[1], time.monotonic())
+            with lock:
+                kept[key] = hit
             return type(hit[1])(hit[1])
         return loader
     return wrap
+
+
+RECHECK_S = 1.0
 
 
 @_kept_while_unchanged(lambda path=None: [path or ROOT / "moments.yaml"])

@@ -54,7 +54,7 @@ else:
             with col:
                 views.heading(t(f"kv.v.{run.label}"), run.label)
                 views.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}", selected=selected)
-                views.timeline(run, frame, total, key=f"{PAGE}.tl.{run.label}", height=220)
+                views.timeline(run, frame, lambda: views.total_frames(runs), key=f"{PAGE}.tl.{run.label}", height=220)
 
     player(PAGE, runs, render, in_browser=True)
     # below the picture: the class's prediction beside the measured figure, and where to look next

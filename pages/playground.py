@@ -90,7 +90,7 @@ if runs:
     def render(frame: int) -> None:
         left, right = st.columns([3, 2])
         with left:
-            views.timeline(run, frame, views.total_frames(runs), key=f"{PAGE}.tl")
+            views.timeline(run, frame, lambda: views.total_frames(runs), key=f"{PAGE}.tl")
             views.queue(run, frame, key=f"{PAGE}.q")
             views.metrics_panel(run, frame, key=f"{PAGE}.m")
         with right:

@@ -41,6 +41,9 @@ def test_a_moment_plays_for_two_students_before_its_runs_have_ended(students):
     first.wait_for_function("() => document.querySelector('[data-anim]') && [...document.querySelectorAll("
                             f"'.st-key-{LAB}-frame-counter .lab-frame-value')].some(e => e.innerText.includes('…'))",
                             timeout=30_000)
+    # the play click's page has replaced the still one, and the timelines draw from the frames they fetched
+    first.wait_for_function(f"() => document.querySelectorAll('.st-key-{LAB}-frame-counter').length === 1 "
+                            "&& window.__labChartFrames > 2", timeout=60_000)
     first.screenshot(path=str(ARTIFACTS / "shared-run-playing-while-computed.png"))
 
     waited_second = press(second)  # the same moment, while the first student's press is still computing

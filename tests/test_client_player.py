@@ -12,7 +12,7 @@ from PIL import Image
 
 from engine.lab.experiment import LiveRun, engine_config_for, workload_requests
 from engine.lab.workload import preset
-from ui import client_player
+from ui import client_player, frame_files
 from viz.figure import grid_png
 from viz.html import queue_html
 from viz.palette import color_indices
@@ -95,11 +95,12 @@ def test_a_changed_cell_changes_the_browser_picture(run, columns):
 def test_html_frames_decode_to_the_server_html_of_every_frame(run):
     colors = color_indices(q.request_id for q in run.trace_requests)
     html = lambda i: queue_html(run.snapshots[i], colors, LABELS)  # noqa: E731
-    data = json.loads(client_player.html_frames(run, ("queue-test",), html))
+    url = client_player.html_frames(run, ("queue-test",), html)
+    data = frame_files.read(url)  # what the browser fetches
     for frame in range(run.frames):
         assert client_player.decode(data, frame) == html(frame)
     assert client_player.decode(data, run.frames + 5) == html(run.frames - 1)  # a shorter run holds its last frame
-    assert client_player.html_frames(run, ("queue-test",), lambda i: "") == json.dumps(data, separators=(",", ":"))
+    assert client_player.html_frames(run, ("queue-test",), lambda i: "") == url  # built once, kept with the run
     size = len(json.dumps(data))
     assert size < sum(len(html(i)) for i in range(run.frames)) / 3, size  # shared pieces are sent once
 
@@ -115,11 +116,11 @@ def test_frames_encoded_a_chunk_at_a_time_equal_the_whole_run_encoded_at_once(ti
     sizes = []
     for steps in (5, 17, 40):
         r.ensure(steps - 1)
-        partial = json.loads(client_player.html_frames(r, ("queue-chunks",), html))
+        partial = frame_files.read(client_player.html_frames(r, ("queue-chunks",), html))
         assert partial == client_player.encode([html(i) for i in range(r.frames)])
         sizes.append(len(partial["frames"]))
     r.run_to_end()
-    whole = json.loads(client_player.html_frames(r, ("queue-chunks",), html))
+    whole = frame_files.read(client_player.html_frames(r, ("queue-chunks",), html))
     assert sizes == [5, 17, 40] and len(whole["frames"]) == r.frames > 40
     assert whole == client_player.encode([html(i) for i in range(r.frames)])
     encoder = client_player.Encoder()
@@ -127,14 +128,17 @@ def test_frames_encoded_a_chunk_at_a_time_equal_the_whole_run_encoded_at_once(ti
     assert encoder.first(9) == client_player.encode([html(i) for i in range(9)]) and encoder.first(0)["frames"] == []
 
 
-def test_the_script_survives_streamlits_sanitizer_and_carries_the_frames_intact():
+def test_the_script_survives_streamlits_sanitizer_and_its_file_carries_the_frames_intact():
     frames = client_player.encode(['<div title="a</script>">x</div>', "<b>y</b>"])
     clock = client_player.new_clock(3, 10, 40)
-    body = client_player.view_body("page.view", client_player.to_json(frames), "<b>now</b>", clock)
+    url = frame_files.publish(client_player.to_json(frames))
+    body = client_player.view_body("page.<view>", url, "<b>now</b>", clock)
     script = body.split("<script>", 1)[1].rsplit("</script>", 1)[0]
     assert not re.search(r"<[/\w!]", script)  # DOMPurify drops a script whose text looks like markup
-    sent = json.loads(script.rsplit(", ", 1)[1].removesuffix(");"))
-    assert [client_player.decode(sent, i) for i in (0, 1)] == ['<div title="a</script>">x</div>', "<b>y</b>"]
+    key, sent_clock, sent_url = json.loads(script.rsplit("track(...", 1)[1].removesuffix(");"))
+    assert key == "page.<view>" and sent_clock["id"] == clock["id"] and sent_url == url
+    got = frame_files.read(sent_url)
+    assert [client_player.decode(got, i) for i in (0, 1)] == ['<div title="a</script>">x</div>', "<b>y</b>"]
 
 
 def test_the_clock_gives_the_frame_the_server_pauses_on():
@@ -202,3 +206,36 @@ def test_the_browser_memory_split_equals_the_server_memory_split(shared_run):
         shown = min(frame, len(frames["y"][0]) - 1) + 1  # seriesFrame: every line up to the frame
         for k, trace in enumerate(fig["data"]):
             assert list(trace["x"]) == list(range(shown)) and list(trace["y"]) == frames["y"][k][:shown]
+
+
+def test_the_next_chunk_is_made_by_the_views_of_the_page_without_drawing_it(tiny):
+    """Playing a run still computed in the browser, the next chunk is sent without a page run: the views
+    drawn for the first chunk are asked again, under the next chunk's clock (ui/player.py `_extend`), and
+    their frames then are the frames of the longer run, on the same line of clocks."""
+    import streamlit as st
+
+    workload = preset("long-context").scaled(0.5)
+    r = LiveRun(tiny, workload_requests(tiny, workload, seed=0), engine_config_for(workload, preemption_mode="swap"))
+    colors = color_indices(q.request_id for q in r.trace_requests)
+    html = lambda i: queue_html(r.snapshots[i], colors, LABELS)  # noqa: E731
+    r.ensure(40)
+    first = client_player.new_clock(0, 10, 15)
+    st.session_state[client_player.VIEWS] = {}
+    st.session_state[client_player.CLOCK] = first
+    try:
+        url = client_player.animated("lab.q", lambda: client_player.html_frames(r, ("queue-next",), html))
+    finally:
+        del st.session_state[client_player.CLOCK]
+    assert frame_files.read(url) == client_player.encode([html(i) for i in range(16)])
+
+    following = client_player.new_clock(client_player.frame_at(first), 10, 31, line=first["line"])
+    urls = client_player.extended(following)
+    assert set(urls) == {"lab.q"} and urls["lab.q"] != url
+    assert frame_files.read(urls["lab.q"]) == client_player.encode([html(i) for i in range(32)])
+    assert client_player.current() is None  # the page's clock is not left behind
+    body = client_player.extension_body(following, urls)
+    script = body.split("<script>", 1)[1].rsplit("</script>", 1)[0]
+    assert not re.search(r"<[/\w!]", script)
+    sent_clock, sent_urls = json.loads(script.rsplit("extend(...", 1)[1].removesuffix(");"))
+    assert sent_clock["line"] == first["id"] and sent_clock["last"] == 31 and sent_urls == urls
+    del st.session_state[client_player.VIEWS]

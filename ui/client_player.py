@@ -5,7 +5,8 @@ blocks, up to 20 times a second per student). Once every run on a page has ended
 happen, so pressing play draws each animated view once with all its frames and a clock (when
 playback started, from which frame, at what speed); the browser picks the frame from the clock
 (ui/client_player.js for HTML views, ui/live_chart.html for charts). The frames of a run are encoded
-once (kept in `run.cache`, shared by every session showing the run); a session only sends them.
+once, into a file every browser showing the run fetches (ui/frame_files.py; its URL is kept in `run.cache`,
+shared by every session); a session's page carries only the URL.
 Pause, step and scrub still go to the server, which reads the frame off the same clock.
 
 A shared run still being computed in the background (ui/run_cache.py) plays the same way, in chunks:
@@ -26,13 +27,19 @@ from typing import Callable
 import streamlit as st
 
 from engine import LiveRun
+from ui import frame_files
 
 CLOCK = "player.client"  # session key: the clock, set only while the player draws a page that plays in the browser
 DRIVER = Path(__file__).with_name("client_player.js").read_text()
 
 
-def new_clock(frame: int, speed: int, last: int) -> dict:
-    return {"id": uuid.uuid4().hex[:12], "t0": time.time(), "start": frame, "speed": speed, "last": last}
+VIEWS = "player.client_views"  # session key: each animated view of the page playing now -> how its frames are made
+
+
+def new_clock(frame: int, speed: int, last: int, line: str | None = None) -> dict:
+    """`line`: the clock this one extends (the next chunk of a run still computed), whose views follow it."""
+    clock_id = uuid.uuid4().hex[:12]
+    return {"id": clock_id, "line": line or clock_id, "t0": time.time(), "start": frame, "speed": speed, "last": last}
 
 
 def frame_at(clock: dict, now: float | None = None) -> int:
@@ -52,8 +59,8 @@ def current() -> dict | None:
 
 def clock_args(clock: dict) -> dict:
     """What the browser gets: how long ago playback started rather than when (its clock may be off)."""
-    return {"id": clock["id"], "start": clock["start"], "speed": clock["speed"], "last": clock["last"],
-            "elapsed_ms": round(1000 * (time.time() - clock["t0"]))}
+    return {"id": clock["id"], "line": clock["line"], "start": clock["start"], "speed": clock["speed"],
+            "last": clock["last"], "elapsed_ms": round(1000 * (time.time() - clock["t0"]))}
 
 
 class Encoder:
@@ -107,10 +114,10 @@ PARTIAL_KEPT = 4  # encodings kept per view of a run still being computed (sessi
 
 
 def run_frames(run: LiveRun, key: tuple, build: Callable[[], dict]) -> str:
-    """A run's frames for one view (the first `shown(run)` of them), as JSON, built once and shared by
-    every session: kept with an ended run; for a run still being computed, the newest PARTIAL_KEPT
-    builds (forty students rerun for their next chunk at moments of their own, some a chunk behind:
-    keeping one build only, they rebuilt it in turn on every page run)."""
+    """A run's frames for one view (the first `shown(run)` of them): the URL of their file
+    (ui/frame_files.py), built once and shared by every session; kept with an ended run; for a run still
+    being computed, the newest PARTIAL_KEPT builds (forty students rerun for their next chunk at moments
+    of their own, some a chunk behind: keeping one build only, they rebuilt it in turn on every page run)."""
     n = shown(run)
     if run.done and n == run.frames:
         run.cache.pop(("client-partial",) + key, None)  # the chunks' encodings are not asked for again
@@ -122,7 +129,7 @@ def run_frames(run: LiveRun, key: tuple, build: Callable[[], dict]) -> str:
     with run.cache.setdefault(("client-lock",) + key, threading.Lock()):
         kept = run.cache.setdefault(key, {})
         if n not in kept:
-            kept[n] = to_json(build())
+            kept[n] = frame_files.publish(to_json(build()), owner=run)
             for old in sorted(kept)[:-PARTIAL_KEPT]:
                 del kept[old]
         return kept[n]
@@ -151,15 +158,42 @@ class _Verbatim:
         return self.body
 
 
-def html_view(key: str, frames_json: str, html: str) -> None:
+def animated(key: str, frames_url: Callable[[], str]) -> str:
+    """The URL of view `key`'s frames under the clock now. `frames_url` is kept for the page playing: with
+    the next chunk of a run still computed, the player asks every view for its frames again without
+    drawing the page (ui/player.py `extend`)."""
+    st.session_state.setdefault(VIEWS, {})[key] = frames_url
+    return frames_url()
+
+
+def extended(clock: dict) -> dict[str, str]:
+    """Every animated view's frames under `clock` (the next chunk): view key -> URL."""
+    ss = st.session_state
+    ss[CLOCK] = clock
+    try:
+        return {key: make() for key, make in ss.get(VIEWS, {}).items()}
+    finally:
+        del ss[CLOCK]
+
+
+NEXT_CHUNK_MARK = '<span hidden class="lab-next-chunk"></span>'  # the element carrying it is hidden (ui/style.py)
+
+
+def extension_body(clock: dict, urls: dict[str, str]) -> str:
+    """A script that hands the views of the page (and its charts) the next chunk's clock and frames."""
+    args = json.dumps([clock_args(clock), urls]).replace("<", "\\u003c")
+    return f'{NEXT_CHUNK_MARK}<script>{DRIVER}\nwindow.__labAnim.extend(...{args});</script>'
+
+
+def html_view(key: str, frames_url: Callable[[], str], html: str) -> None:
     """An HTML view that animates itself: `html` (the frame the server reads off the clock now) until
-    the script takes over."""
-    st.html(_Verbatim(view_body(key, frames_json, html, current())), unsafe_allow_javascript=True)
+    the script has fetched its frames (`frames_url()`, see `animated`) and takes over."""
+    st.html(_Verbatim(view_body(key, animated(key, frames_url), html, current())), unsafe_allow_javascript=True)
 
 
-def view_body(key: str, frames_json: str, html: str, clock: dict) -> str:
+def view_body(key: str, frames_url: str, html: str, clock: dict) -> str:
     # Streamlit sanitizes st.html with DOMPurify, which drops a <script> whose text looks like markup
     # ("<" then a letter, "/" or "!"): in JSON, "<" only appears inside strings, where \u003c is the same.
-    data = frames_json.replace("<", "\\u003c")
+    args = json.dumps([key, clock_args(clock), frames_url]).replace("<", "\\u003c")
     return (f'<div data-anim="{escape(key)}" data-clock="{clock["id"]}">{html}</div><script>{DRIVER}\n'
-            f'window.__labAnim.track({json.dumps(key)}, {json.dumps(clock_args(clock))}, {data});</script>')
+            f'window.__labAnim.track(...{args});</script>')

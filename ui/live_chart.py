@@ -32,7 +32,9 @@ def _component_dir() -> Path:
     return folder
 
 
-_render = components.declare_component("serving_lab_live_chart", path=str(_component_dir()))
+COMPONENT_DIR = _component_dir()
+_render = components.declare_component("serving_lab_live_chart", path=str(COMPONENT_DIR))
+COMPONENT_NAME = _render.name  # its files are served at /component/<name>/ (ui/frame_files.py writes there too)
 
 
 def figure_json(fig) -> str:
@@ -43,7 +45,8 @@ def live_chart(fig, key: str, height: int, config: dict | None = None, fit: tupl
                font_scale: float = 1.0, frames: str | None = None, clock: dict | None = None) -> None:
     """`fig`: a figure, or one already made JSON (figure_json) to be drawn by many sessions.
     `fit=(min, max)`: the chart fills the window's height below it, between min and max pixels.
-    `frames` (JSON) and `clock`: the chart plays a finished run by itself (ui/client_player.py)."""
+    `frames` (the URL of their file, ui/frame_files.py) and `clock`: the chart plays a recorded run by itself
+    (ui/client_player.py)."""
     _render(spec=fig if isinstance(fig, str) else figure_json(fig), height=height, config=config or {}, key=key, default=None,
             fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None, font_scale=font_scale,
-            frames=frames, clock=clock)
+            frames=frames, clock=clock, anim_key=key)

@@ -16,7 +16,7 @@ from typing import Callable
 import streamlit as st
 
 from engine import LiveRun
-from ui import client_player
+from ui import client_player, frame_files
 from ui.i18n import lang, t
 
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
@@ -25,12 +25,13 @@ SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
 BROWSER_PLAYBACK = os.environ.get("SERVING_LAB_BROWSER_PLAYBACK", "1") != "0"
 BASE_INTERVAL = 0.05  # at most 20 redraws a second
 WAIT_S = 2.0  # while shared runs are computed in the background, a paused page looks this often
-# A run still being computed plays in the browser in chunks that end at 16, 32, 64 ... steps: the first
-# comes soon after the press, a long run needs few reruns, and sessions pressing meanwhile share one encoding.
-FIRST_CHUNK = 16
+# A run still being computed plays in the browser in chunks that end at 16, 32, 64, then every 64 steps: the
+# first comes soon after the press, and sessions pressing meanwhile share one encoding per chunk. (Chunks that
+# doubled, 128, 256 ..., needed the computation twice as far ahead as the playback, or the browser waited.)
+FIRST_CHUNK, CHUNK = 16, 64
 CHUNK_WAIT_S = 0.5  # playing such a run, the browser has shown every step taken so far: look this often
 CHUNK_POLL_S = 1.0  # playing such a run, the browser has steps left to show: look this often for the next chunk,
-CHUNK_LEAD_S = 4.0  # and fetch it this long before the browser runs out (a rerun under load takes seconds)
+CHUNK_LEAD_S = 4.0  # and send it this long before the browser runs out (under load, the look and the fetch take a while)
 SPEED_WIDTH = 170  # pixels: "100 steps/s" at instructor mode's type size
 
 
@@ -213,7 +214,9 @@ def _ready(runs: list[LiveRun]) -> int:
     steps = min(r.frames for r in runs if not r.done)
     if steps < FIRST_CHUNK:
         return -1
-    return (FIRST_CHUNK << (steps // FIRST_CHUNK).bit_length() - 1) - 1  # 16, 32, 64 ... steps
+    if steps < CHUNK:
+        return (FIRST_CHUNK << (steps // FIRST_CHUNK).bit_length() - 1) - 1  # 16, 32 steps
+    return steps // CHUNK * CHUNK - 1  # 64, 128, 192 ... steps
 
 
 def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], None], ready: int) -> None:
@@ -230,9 +233,14 @@ def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], Non
         clock = ss[_k(page, "browser_clock")] = client_player.new_clock(start, ss[_k(page, "speed")], ready)
     frame = ss[_k(page, "frame")] = client_player.frame_at(clock)
     last = clock["last"]
+    # read before drawing: runs that end while the page is drawn leave a counter with "…" on it, and the
+    # look below must then still see them end and redraw the page
+    computing = not all(r.done for r in runs)
     controls(page, runs)
     ss["player.animating"] = True
     ss[client_player.CLOCK] = clock
+    ss[client_player.VIEWS] = {}  # the views drawn below say how their frames are made (for `_extend`)
+    drawn = ss[_k(page, "drawn_clock")] = clock["id"]
     try:
         with st.container():  # one block where the paused page has its fragment's: a rerun replaces it in place
             position(page, runs, frame, last)
@@ -240,24 +248,25 @@ def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], Non
     finally:
         del ss[client_player.CLOCK]
 
-    computing = not all(r.done for r in runs)
-
-    # ended runs: one rerun when the clock reaches the end; runs still computed: a look every CHUNK_POLL_S
-    # (drawing nothing), and a rerun for the next chunk CHUNK_LEAD_S before this one has played out (not
-    # at once: forty students rerunning at every chunk computed would keep the server from computing)
+    # ended runs: one rerun when the clock reaches the end; runs still computed: a look every CHUNK_POLL_S,
+    # and the next chunk CHUNK_LEAD_S before this one has played out (not at once: forty students asking at
+    # every chunk computed would keep the server from computing), sent without drawing the page again
     @st.fragment(run_every=CHUNK_POLL_S if computing else client_player.seconds_left(clock) + 0.3)
     def the_end():
         now = ss.get(_k(page, "browser_clock"))
-        if not (ss[_k(page, "playing")] and now and now["id"] == clock["id"]):
-            return
+        if not (ss[_k(page, "playing")] and now and ss.get(_k(page, "drawn_clock")) == drawn):
+            return  # paused, or drawn again since
         if computing:  # the browser holds at the chunk's last step by itself until the next one comes
             ready = _ready(runs)
             if all(r.done for r in runs):
                 st.rerun()  # the runs have ended: what needs whole runs appears, and the rest plays on
-            if client_player.seconds_left(clock) <= CHUNK_LEAD_S and ready > last:
-                st.rerun()  # the next chunk
-            if ready < 0 and client_player.frame_at(clock) >= last:
+            if client_player.seconds_left(now) <= CHUNK_LEAD_S and ready > now["last"]:
+                now = _extend(page, ready)
+            if ready < 0 and client_player.frame_at(now) >= now["last"]:
                 st.rerun()  # the background computation stopped (it failed): the server steps the runs on
+            # hidden (ui/style.py); the same message again is ignored
+            st.html(client_player.extension_body(now, ss[_k(page, "chunk_urls")]) if now["id"] != drawn
+                    else client_player.NEXT_CHUNK_MARK, unsafe_allow_javascript=True)
         elif client_player.frame_at(clock) >= last:
             ss[_k(page, "frame")] = last
             if last >= _last_frame(runs) and all(r.done for r in runs):
@@ -265,6 +274,18 @@ def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], Non
             st.rerun()  # paused at the end
 
     the_end()
+
+
+def _extend(page: str, ready: int) -> dict:
+    """The next chunk of a run still computed, up to frame `ready`: a clock that goes on from the frame the
+    browser shows (the same line: the page's views follow it), and every animated view's frames under it
+    (built once for every session, ui/client_player.py)."""
+    ss = st.session_state
+    old = ss[_k(page, "browser_clock")]
+    clock = ss[_k(page, "browser_clock")] = client_player.new_clock(client_player.frame_at(old), old["speed"], ready,
+                                                                    line=old["line"])
+    ss[_k(page, "chunk_urls")] = client_player.extended(clock)
+    return clock
 
 
 def _clock_is_off(page: str) -> bool:
@@ -313,14 +334,17 @@ def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
         if client_player.current() is None:
             st.html(_position_html(frame, last, live, label))
         else:
-            client_player.html_view(f"{page}.counter", _counter_frames(last, live, label),
+            client_player.html_view(f"{page}.counter", lambda: _counter_frames(client_player.current()["last"], live,
+                                                                               label),
                                     _position_html(frame, last, live, label))
 
 
 @functools.lru_cache(maxsize=256)
 def _counter_frames(last: int, live: str, label: str) -> str:
-    """Every frame of the counter, encoded once for every session (a page reran for each played it)."""
-    return client_player.to_json(client_player.encode([_position_html(f, last, live, label) for f in range(last + 1)]))
+    """Every frame of the counter, encoded once for every session (a page reran for each played it): the
+    URL of their file."""
+    frames = client_player.encode([_position_html(f, last, live, label) for f in range(last + 1)])
+    return frame_files.publish(client_player.to_json(frames))
 
 
 def _position_html(frame: int, last: int, live: str, label: str) -> str:

@@ -46,6 +46,8 @@ BASE_CSS = """
 .lab-refusal { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); padding: 1rem; border-radius: 0.5rem; }
 .lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
 .lab-frame-bar > div { height: 100%; background: #1f77b4; }
+/* the player's message with the next chunk of a run still computed (ui/player.py): a script, nothing to see */
+[data-testid="stElementContainer"]:has(.lab-next-chunk) { display: none !important; }
 .lab-frame-value { font-weight: 600; font-size: 1.15rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
 </style>
 """

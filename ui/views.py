@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 from html import escape
+from typing import Callable
 
 import streamlit as st
 
@@ -70,18 +71,24 @@ def timeline_columns(run: LiveRun, frame: int, by_class: bool):
     return cols
 
 
-def timeline(run: LiveRun, frame: int, total: int, key: str, title: str = "", by_class: bool = False,
-             height: int = 300, fit: bool = False) -> None:
-    """`fit`: the timeline is the page's main picture and takes the window's height left below it."""
+def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str, title: str = "",
+             by_class: bool = False, height: int = 300, fit: bool = False) -> None:
+    """`total`: the steps on the axis, or how to count them (playing runs still computed in the browser, the
+    next chunk's frames are made later, on a longer axis). `fit`: the timeline is the page's main picture
+    and takes the window's height left below it."""
     frame = min(frame, run.frames - 1)
+    total_now = total if callable(total) else lambda: total
+    total = total_now()
     clock, frames = client_player.current(), None
     if clock is None:
         fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(), height=scaled(height),
                             title=title, hover=not animating())
     else:
-        n = client_player.shown(run)
-        frames = client_player.run_frames(run, ("timeline", by_class, total), lambda: timeline_frames(
-            timeline_columns(run, n - 1, by_class)[:n], total))
+        def made() -> dict:
+            n = client_player.shown(run)
+            return timeline_frames(timeline_columns(run, n - 1, by_class)[:n], total_now())
+        frames = client_player.animated(key, lambda: client_player.run_frames(run, ("timeline", by_class, total_now()),
+                                                                              made))
         # the browser draws every frame's picture, marks, window and cursor itself: what the figure keeps
         # (axes, titles, sizes) does not change with the frame, so one is built for all sessions
         fig = run.cache.get(base := ("timeline-base", lang(), by_class, total, scaled(height), title))
@@ -98,7 +105,7 @@ def _html(run: LiveRun, frame: int, key: tuple, frame_html, view_key: str) -> No
     if client_player.current() is None:
         st.html(frame_html(min(frame, run.frames - 1)))
     else:
-        client_player.html_view(view_key, client_player.html_frames(run, key, frame_html),
+        client_player.html_view(view_key, lambda: client_player.html_frames(run, key, frame_html),
                                 frame_html(min(frame, run.frames - 1)))
 
 
@@ -172,9 +179,10 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     frame = min(frame, run.frames - 1)
     snap, lab, clock = run.snapshots[frame], view_labels(), client_player.current()
     pool = block_pool(snap, colors(run), lab, title=_pool_title(snap), hover=not animating())
-    snaps = run.snapshots[:client_player.shown(run)] if clock else []
-    frames = clock and client_player.run_frames(run, ("pool", lang()), lambda: pool_frames(
-        snaps, colors(run), [_pool_title(s) for s in snaps]))
+    def made() -> dict:
+        snaps = run.snapshots[:client_player.shown(run)]
+        return pool_frames(snaps, colors(run), [_pool_title(s) for s in snaps])
+    frames = clock and client_player.animated(f"{key}.pool", lambda: client_player.run_frames(run, ("pool", lang()), made))
     live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale(), frames=frames,
                clock=clock and client_player.clock_args(clock))
     if clock is None:
@@ -182,8 +190,8 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     else:  # the note as HTML, in the colours of st.warning
         _html(run, frame, ("refusal", lang()), lambda i: "".join(
             f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)), f"{key}.refusal")
-    frames = clock and client_player.run_frames(run, ("split",), lambda: split_frames(
-        kv_rows(run)[:client_player.shown(run)]))
+    frames = clock and client_player.animated(f"{key}.split", lambda: client_player.run_frames(
+        run, ("split",), lambda: split_frames(kv_rows(run)[:client_player.shown(run)])))
     live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
                f"{key}.split", scaled(240), chart_config(), font_scale=font_scale(), frames=frames,
                clock=clock and client_player.clock_args(clock))
@@ -307,19 +315,26 @@ def total_frames(runs: list[LiveRun]) -> int:
     return max(client_player.shown(r) for r in runs)
 
 
+def _run_heading(page: str, run: LiveRun, runs: list[LiveRun], frame: int, text: str) -> None:
+    """A column's title; "done at step n" appears once the player passes the run's end."""
+    done_at = f" · {t('svc.done_at', step=run.frames - 1)}" if run.done else ""
+
+    def at(f: int) -> str:
+        return heading_html(text + (done_at if run.done and f >= run.frames else ""), run.label)
+    if client_player.current() is None:
+        st.html(at(frame))
+    else:
+        client_player.html_view(f"{page}.h.{run.label}", lambda: client_player.run_frames(
+            run, ("heading", text, done_at, total_frames(runs)),
+            lambda: client_player.encode([at(f) for f in range(total_frames(runs))])), at(frame))
+
+
 def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bool = False, height: int = 300) -> None:
     """One column per run, all on the same step axis: timeline, the queue at the door, live metrics."""
-    total = total_frames(runs)
     for col, run in zip(st.columns(len(runs)), runs):
         with col:
-            done_at = f" · {t('svc.done_at', step=run.frames - 1)}"
-            shown = [heading_html(title(run) + (done_at if run.done and f >= run.frames else ""), run.label)
-                     for f in (range(total) if client_player.current() else [frame])]
-            if client_player.current() is None:
-                st.html(shown[0])
-            else:
-                client_player.html_view(f"{page}.h.{run.label}", client_player.to_json(client_player.encode(shown)),
-                                        shown[frame])
-            timeline(run, frame, total, key=f"{page}.tl.{run.label}", by_class=by_class, height=height, fit=True)
+            _run_heading(page, run, runs, frame, title(run))
+            timeline(run, frame, lambda: total_frames(runs), key=f"{page}.tl.{run.label}", by_class=by_class,
+                     height=height, fit=True)
             queue(run, frame, key=f"{page}.q.{run.label}", by_class=by_class)
             metrics_panel(run, frame, key=f"{page}.m.{run.label}")
