@@ -12,7 +12,7 @@ Pause, step and scrub still go to the server, which reads the frame off the same
 A shared run still being computed in the background (ui/run_cache.py) plays the same way, in chunks:
 the clock runs up to the steps taken so far (rounded down to whole chunks, so the sessions pressing
 meanwhile share one encoding, which grows by each chunk's new frames), and a few seconds before its
-end the page reruns once for the next chunk (ui/player.py).
+end the views get the next chunk's clock and files without a page run (`extended`, ui/player.py).
 """
 from __future__ import annotations
 

@@ -221,10 +221,10 @@ def _ready(runs: list[LiveRun]) -> int:
 
 def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], None], ready: int) -> None:
     """Draw the page once with every frame up to `ready`. Of ended runs, one rerun when the clock reaches
-    the end turns ⏸ back into ▶; of runs still being computed, the page is drawn again with the next
-    chunk a few seconds before the browser has played this one (the clock goes on from the frame the
-    browser shows), so playback does not stop at a chunk's end. No timer reruns the views: a watching
-    student costs the server next to nothing."""
+    the end turns ⏸ back into ▶; of runs still being computed, the views get the next chunk a few seconds
+    before the browser has played this one (`_extend`: the clock goes on from the frame the browser shows,
+    and only a small script is sent), so playback does not stop at a chunk's end. No timer reruns the
+    views: a watching student costs the server next to nothing."""
     ss = st.session_state
     clock = ss.get(_k(page, "browser_clock"))
     if clock is None or clock["speed"] != ss[_k(page, "speed")] or ready > clock["last"]:
