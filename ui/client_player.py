@@ -116,8 +116,8 @@ PARTIAL_KEPT = 4  # encodings kept per view of a run still being computed (sessi
 def run_frames(run: LiveRun, key: tuple, build: Callable[[], dict]) -> str:
     """A run's frames for one view (the first `shown(run)` of them): the URL of their file
     (ui/frame_files.py), built once and shared by every session; kept with an ended run; for a run still
-    being computed, the newest PARTIAL_KEPT builds (forty students rerun for their next chunk at moments
-    of their own, some a chunk behind: keeping one build only, they rebuilt it in turn on every page run)."""
+    being computed, the newest PARTIAL_KEPT builds (forty students ask for their next chunk at moments of
+    their own, some a chunk behind: keeping one build only, they rebuilt it in turn)."""
     n = shown(run)
     if run.done and n == run.frames:
         run.cache.pop(("client-partial",) + key, None)  # the chunks' encodings are not asked for again
@@ -145,17 +145,6 @@ def html_frames(run: LiveRun, key: tuple, frame_html: Callable[[int], str]) -> s
                 run.cache.pop(("encoder",) + key)
             return encoder.first(n)
     return run_frames(run, key, build)
-
-
-class _Verbatim:
-    """A body st.html sends as it is: a plain string is de-indented first (textwrap.dedent), which costs
-    ~40 ms of the GIL per megabyte of frames, for every session on every page run that sends them."""
-
-    def __init__(self, body: str):
-        self.body = body
-
-    def _repr_html_(self) -> str:
-        return self.body
 
 
 def animated(key: str, frames_url: Callable[[], str]) -> str:
@@ -188,7 +177,7 @@ def extension_body(clock: dict, urls: dict[str, str]) -> str:
 def html_view(key: str, frames_url: Callable[[], str], html: str) -> None:
     """An HTML view that animates itself: `html` (the frame the server reads off the clock now) until
     the script has fetched its frames (`frames_url()`, see `animated`) and takes over."""
-    st.html(_Verbatim(view_body(key, animated(key, frames_url), html, current())), unsafe_allow_javascript=True)
+    st.html(view_body(key, animated(key, frames_url), html, current()), unsafe_allow_javascript=True)
 
 
 def view_body(key: str, frames_url: str, html: str, clock: dict) -> str:
