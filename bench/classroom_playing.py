@@ -16,9 +16,9 @@ from lessons import load_moments
 
 CHROMIUM = "/usr/bin/chromium"
 # Frames shown: in-browser playback counts the animation frames that drew a new step
-# (ui/client_player.js, window.__labAnim.drawn, counted in requestAnimationFrame); server-side playback,
+# (ui/playback/client_player.js, window.__labAnim.drawn, counted in requestAnimationFrame); server-side playback,
 # the counter's text changes, polled every 10 ms (a poll can miss a change on a busy page: it undercounts).
-# And the frames the live charts themselves drew (ui/live_chart.html counts them when it animates in the
+# And the frames the live charts themselves drew (ui/playback/live_chart.html counts them when it animates in the
 # browser; server-side playback redraws them with the counter).
 COUNT_FRAMES = """() => { window.__frames = 0; window.__shown = null; window.__charts0 = window.__labChartFrames || 0;
     window.__drawn0 = window.__labAnim ? window.__labAnim.drawn : null;
@@ -75,7 +75,7 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
     Everyone presses the moment within a few seconds and then, with `ended` once its runs have ended
     (recorded runs, the room replaying the moment) or else at once (still being computed), picks
     `speed` and presses ▶; the measurement starts when all play. `in_browser`: the server plays
-    recorded runs in the browser (the default; else SERVING_LAB_BROWSER_PLAYBACK=0, see ui/player.py)."""
+    recorded runs in the browser (the default; else SERVING_LAB_BROWSER_PLAYBACK=0, see ui/playback/player.py)."""
     import threading
 
     from playwright.sync_api import sync_playwright

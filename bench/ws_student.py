@@ -1,11 +1,11 @@
 """A student's session over Streamlit's own websocket, as a browser holds one, drawing nothing.
 
 The classroom benchmark (bench/classroom_load.py) uses it to put forty real sessions on one
-`python -m ui.serve` server without forty browsers on the same two cores: each student connects to
+`python -m ui.shell.serve` server without forty browsers on the same two cores: each student connects to
 `/_stcore/stream`, asks for a page, clicks buttons by their label (a widget trigger, as a browser
 sends), keeps the fragment timers the server asks for (`auto_rerun`, as the browser's player does) and
 notes when the page's frame counter shows a frame, and fetches the frame files the page names (what a
-browser playing a run in itself fetches, ui/frame_files.py). The server does for it exactly what it does
+browser playing a run in itself fetches, ui/playback/frame_files.py). The server does for it exactly what it does
 for a browser; only the drawing is left out.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 FRAME = re.compile(r'class="lab-frame-value">(\d+) / (\d+)')
-ANIMATED = 'data-anim="'  # a view that animates itself in the browser (ui/client_player.py)
+ANIMATED = 'data-anim="'  # a view that animates itself in the browser (ui/playback/client_player.py)
 FRAME_FILE = re.compile(r'/component/[^"\\]+?\.json\.gz')  # its frames' file, in a view or a chart's arguments
 
 

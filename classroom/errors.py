@@ -1,4 +1,4 @@
-"""The one error the storage layer raises: a code the UI translates (ui/strings.yaml `classroom.error.<code>`)."""
+"""The one error the storage layer raises: a code the UI translates (ui/shell/strings.yaml `classroom.error.<code>`)."""
 
 
 class StorageError(Exception):

@@ -1,7 +1,7 @@
 """Every message the engine shows a user: a stable code, its parameters, and the English text.
 
 The engine raises and records codes with parameters; `str()` gives the English text (the CLI and logs
-read that). The lab renders the same code in the student's language from ui/strings.yaml
+read that). The lab renders the same code in the student's language from ui/shell/strings.yaml
 (`engine.<code>`), so a Chinese page never carries an English sentence from the engine.
 """
 from __future__ import annotations

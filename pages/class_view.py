@@ -1,4 +1,4 @@
 """Instructor: one class's quiz answers, worksheet criteria, predictions and live poll, behind the passcode."""
-from ui import class_view
+from ui.instructor import class_view
 
 class_view.render()

@@ -3,8 +3,9 @@ view that shows it. Lessons link a term's first use here (`glossary#<id>`)."""
 import streamlit as st
 
 from lessons.glossary import load_glossary
-from ui import moments, nav
-from ui.i18n import lang, t
+from ui.instructor import moments
+from ui.shell import nav
+from ui.shell.i18n import lang, t
 
 st.title(t("gloss.title"))
 st.markdown(t("gloss.intro"))

@@ -1,8 +1,10 @@
 """Home: what the lab is, how to use it, and every lecture moment one click away."""
 import streamlit as st
 
-from ui import nav, moments, progress_panel
-from ui.i18n import lang, t
+from ui.shell import nav
+from ui.instructor import moments
+from ui.progress import panel as progress_panel
+from ui.shell.i18n import lang, t
 
 st.title(t("home.title"))
 st.markdown(t("home.intro"))

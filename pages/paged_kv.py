@@ -1,9 +1,11 @@
 """Lab: the paged KV cache. Block pool, block tables and the memory split, two layouts side by side."""
 import streamlit as st
 
-from ui import experiments, moments, views
-from ui.i18n import choice, t
-from ui.player import player
+from ui.labs import experiments
+from ui.instructor import moments
+from ui.views import base, kv, results, slots
+from ui.shell.i18n import choice, t
+from ui.playback.player import player
 
 PAGE = "paged-kv"
 WORKLOADS = ("chat-and-reports", "shared-system-prompt", "long-context")
@@ -49,17 +51,17 @@ else:
     selected = ss.get(f"{PAGE}.selected") or None
 
     def render(frame: int) -> None:
-        total = views.total_frames(runs)
+        total = base.total_frames(runs)
         for col, run in zip(st.columns(len(runs)), runs):
             with col:
-                views.heading(t(f"kv.v.{run.label}"), run.label)
-                views.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}", selected=selected)
-                views.timeline(run, frame, lambda: views.total_frames(runs), key=f"{PAGE}.tl.{run.label}", height=220)
+                base.heading(t(f"kv.v.{run.label}"), run.label)
+                kv.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}", selected=selected)
+                slots.timeline(run, frame, lambda: base.total_frames(runs), f"{PAGE}.tl.{run.label}", slots.Look(height=220))
 
     player(PAGE, runs, render, in_browser=True)
     # below the picture: the class's prediction beside the measured figure, and where to look next
     moments.reveal(PAGE, runs)
-    refusals = [(run.label, i) for run in runs if (i := views.first_refusal(run)) is not None]
+    refusals = [(run.label, i) for run in runs if (i := kv.first_refusal(run)) is not None]
     if refusals:
         label, frame = refusals[0]
         st.button(t("kv.jump", label=t(f"kv.v.{label}"), step=frame), key=f"{PAGE}.jump",
@@ -70,7 +72,7 @@ else:
         st.subheader(t("kv.summary"))
         st.dataframe([{t("sum.run"): t(f"kv.v.{r.label}"), t("sum.kv_waste"): f"{100 * s['kv_waste_share']:.1f}%",
                        t("kv.peak"): f"{100 * s['kv_peak_used_share']:.0f}%",
-                       t("kv.peak_blocks"): views.peak_blocks(r), t("kv.shared_saved"): views.blocks_saved_by_sharing(r),
+                       t("kv.peak_blocks"): kv.peak_blocks(r), t("kv.shared_saved"): kv.blocks_saved_by_sharing(r),
                        t("kv.max_concurrent"): s["max_concurrent"], t("sum.tok_per_step"): f"{s['throughput_tok_per_step']:.2f}",
                        t("kv.refusals"): s["admissions_refused_by_fragmentation"],
                        t("sum.preemptions"): s["preemptions"], t("kv.recomputed"): s["recomputed_tokens"],
@@ -78,4 +80,4 @@ else:
                        t("sum.steps"): s["steps"]}
                       for r in runs for s in [r.summary()]], hide_index=True)
         st.caption(t("kv.summary_note"))
-        views.save_runs(runs, PAGE)
+        results.save_runs(runs, PAGE)

@@ -4,11 +4,12 @@ import dataclasses
 import streamlit as st
 
 from engine import PRESETS, ConfigError, TraceError, preset, read_trace
-from ui import downloads, experiments, views
-from ui.i18n import choice, engine_message, labels, run_name, t
-from ui.knobs import apply_hints, engine_knobs
-from ui.player import player
-from ui.workload_editor import editor, to_workload
+from ui.labs import downloads, experiments
+from ui.views import base, kv, results, slots
+from ui.shell.i18n import choice, engine_message, labels, run_name, t
+from ui.labs.knobs import apply_hints, engine_knobs
+from ui.playback.player import player
+from ui.labs.workload_editor import editor, to_workload
 from viz.charts import history_chart
 
 PAGE = "playground"
@@ -90,11 +91,11 @@ if runs:
     def render(frame: int) -> None:
         left, right = st.columns([3, 2])
         with left:
-            views.timeline(run, frame, lambda: views.total_frames(runs), key=f"{PAGE}.tl")
-            views.queue(run, frame, key=f"{PAGE}.q")
-            views.metrics_panel(run, frame, key=f"{PAGE}.m")
+            slots.timeline(run, frame, lambda: base.total_frames(runs), key=f"{PAGE}.tl")
+            slots.queue(run, frame, key=f"{PAGE}.q")
+            results.metrics_panel(run, frame, key=f"{PAGE}.m")
         with right:
-            views.memory(run, frame, views.total_frames(runs), key=f"{PAGE}.mem")
+            kv.memory(run, frame, base.total_frames(runs), key=f"{PAGE}.mem")
 
     player(PAGE, runs, render, in_browser=True)
 
@@ -116,11 +117,11 @@ if runs:
             from viz.blocks import block_pool
             from viz.charts import memory_split
             from viz.timeline import slot_timeline
-            last, vl = run.frames - 1, views.view_labels()
-            cols = views.timeline_columns(run, last, False)
+            last, vl = run.frames - 1, base.view_labels()
+            cols = slots.timeline_columns(run, last, False)
             return [slot_timeline(cols, last, run.frames, vl, window=max(120, run.frames)),
-                    block_pool(run.snapshots[last], views.colors(run), vl),
-                    memory_split(views.kv_rows(run), last, run.frames, vl, legend=True)]
+                    block_pool(run.snapshots[last], base.colors(run), vl),
+                    memory_split(kv.kv_rows(run), last, run.frames, vl, legend=True)]
 
         safe = name.replace(" ", "").replace("·", "-").replace("#", "run")
         downloads.buttons(run, safe, {"model": ss.get("model", "tiny"), "workload": name}, figures, lab)
@@ -136,7 +137,7 @@ if history:
     metric = choice(st.selectbox, t("pg.compare_metric"), metrics, f"{PAGE}.metric", "hist.")
     chart_rows = [{"name": row["name"], metric: row[metric]} for row in history]
     st.plotly_chart(history_chart(chart_rows, metric, t(f"hist.{metric}")), key=f"{PAGE}.history_chart",
-                    config=views.CHART_CONFIG, theme=None)
+                    config=base.CHART_CONFIG, theme=None)
     c = st.columns([2, 2, 6])
     c[0].download_button(t("pg.history_csv"), lambda: downloads.table_csv(table), "history.csv", "text/csv",
                          key=f"{PAGE}.history_csv", on_click="ignore")

@@ -2,10 +2,12 @@
 import streamlit as st
 
 from engine import POLICIES, request_metrics
-from ui import experiments, moments, views
-from ui.i18n import choice, class_name, labels, t
-from ui.player import player
-from ui.style import scale_fonts, scaled
+from ui.labs import experiments
+from ui.instructor import moments
+from ui.views import base, results, slots
+from ui.shell.i18n import choice, class_name, labels, t
+from ui.playback.player import player
+from ui.shell.style import scale_fonts, scaled
 from viz.charts import class_boxes, grouped_bars
 
 PAGE = "policies"
@@ -41,7 +43,7 @@ if not runs:
 else:
     experiments.explain_rejections(runs, PAGE)
 
-    player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),
+    player(PAGE, runs, lambda frame: slots.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),
                                                         by_class=True, height=240), in_browser=True)
     st.caption(t("pol.color_note"))
     moments.reveal(PAGE, runs)
@@ -55,12 +57,12 @@ else:
         c1.markdown(f"**{t('pol.wait_dist')}**")
         boxes = class_boxes(per_request, "queue_steps", lab, height=scaled(320), names=names)
         c1.plotly_chart(scale_fonts(boxes), key=f"{PAGE}.box",
-                        config=views.CHART_CONFIG, theme=None)
+                        config=base.CHART_CONFIG, theme=None)
         slo = {t(f"pol.{r.label}"): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
                                      if d["slo_attainment"] is not None} for r in runs}
         c2.markdown(f"**{t('pol.slo')}**")
         bars = grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320), names=names)
         c2.plotly_chart(scale_fonts(bars), key=f"{PAGE}.slo",
-                        config=views.CHART_CONFIG, theme=None)
-        views.summary_table(runs)
-        views.save_runs(runs, PAGE)
+                        config=base.CHART_CONFIG, theme=None)
+        results.summary_table(runs)
+        results.save_runs(runs, PAGE)

@@ -5,8 +5,11 @@ import streamlit as st
 
 from lessons import TOPICS, load_quiz, metric_value, quiz_order, run_spec, shuffled_items
 from lessons.attempt import Attempt, option_order
-from ui import experiments, nav, moments, progress
-from ui.i18n import lang, t
+from ui.labs import experiments
+from ui.shell import nav
+from ui.instructor import moments
+from ui.progress import saved as progress
+from ui.shell.i18n import lang, t
 
 ss = st.session_state
 questions = {q.id: q for q in load_quiz(lang())}

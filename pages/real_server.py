@@ -1,7 +1,8 @@
 """Lab: a real server. Load the lab's own HTTP server (or a vLLM / SGLang one) and watch its gauges."""
 import streamlit as st
 
-from ui import moments, real_server
+from ui.instructor import moments
+from ui.labs import server_panels as real_server
 
 PAGE = "real-server"
 ss = st.session_state

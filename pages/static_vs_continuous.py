@@ -1,9 +1,11 @@
 """Lab: one workload into the static and the continuous batcher, side by side on the same step axis."""
 import streamlit as st
 
-from ui import experiments, moments, views
-from ui.i18n import choice, t
-from ui.player import player
+from ui.labs import experiments
+from ui.instructor import moments
+from ui.views import results, slots
+from ui.shell.i18n import choice, t
+from ui.playback.player import player
 
 PAGE = "static-vs-continuous"
 WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "online-uniform", "long-context")
@@ -19,7 +21,7 @@ with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 1.2, 1.5, 1.5, 1.2, 1.2], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     seed = c[1].number_input(t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
-    slots = c[2].number_input("max_num_seqs", 0, 64, key=f"{PAGE}.slots")
+    num_seqs = c[2].number_input("max_num_seqs", 0, 64, key=f"{PAGE}.slots")
     scale = c[3].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 1.5], key=f"{PAGE}.scale")
     live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
     run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
@@ -28,7 +30,7 @@ if run_clicked or pending:
     if not pending:
         moments.clear(PAGE)
     experiments.start(PAGE, workload, [("static", {"batcher": "static"}), ("continuous", {"batcher": "continuous"})],
-                      seed=seed, scale=scale, live=live, common={"max_num_seqs": slots})
+                      seed=seed, scale=scale, live=live, common={"max_num_seqs": num_seqs})
 
 runs = experiments.runs(PAGE)
 if not runs:
@@ -36,10 +38,10 @@ if not runs:
 else:
     experiments.explain_rejections(runs, PAGE)
 
-    player(PAGE, runs, lambda frame: views.side_by_side(PAGE, runs, frame, lambda run: t(f"svc.{run.label}")),
+    player(PAGE, runs, lambda frame: slots.side_by_side(PAGE, runs, frame, lambda run: t(f"svc.{run.label}")),
            in_browser=True)
     moments.reveal(PAGE, runs)
     if all(r.done for r in runs):
         st.subheader(t("svc.summary"))
-        views.summary_table(runs)
-        views.save_runs(runs, PAGE)
+        results.summary_table(runs)
+        results.save_runs(runs, PAGE)

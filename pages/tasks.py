@@ -3,8 +3,11 @@ Answers persist in the session and export to (and import from) a Markdown file."
 import streamlit as st
 
 from lessons import answers_from_markdown, answers_to_markdown, check_task, load_tasks
-from ui import experiments, nav, moments, progress
-from ui.i18n import lang, t
+from ui.labs import experiments
+from ui.shell import nav
+from ui.instructor import moments
+from ui.progress import saved as progress
+from ui.shell.i18n import lang, t
 
 ss = st.session_state
 answers: dict = ss.setdefault("answers", {})  # task id -> field id -> text: outlives the widgets

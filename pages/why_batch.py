@@ -2,11 +2,11 @@
 import streamlit as st
 
 from engine import measure_batch_curve
-from ui import moments
-from ui.i18n import labels, t
-from ui.models import get_model
-from ui.style import scale_fonts, scaled
-from ui.views import CHART_CONFIG
+from ui.instructor import moments
+from ui.shell.i18n import labels, t
+from ui.labs.models import get_model
+from ui.shell.style import scale_fonts, scaled
+from ui.views.base import CHART_CONFIG
 from viz.charts import batch_curve
 
 PAGE = "why-batch"

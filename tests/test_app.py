@@ -11,7 +11,7 @@ from app_support import runs_ended
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["pages/home.py", "pages/why_batch.py", "pages/static_vs_continuous.py", "pages/paged_kv.py",
          "pages/policies.py", "pages/playground.py"]
-STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 RUN = {"zh": "运行", "en": "Run"}
 
 
@@ -61,14 +61,14 @@ def test_every_page_runs_in_both_languages(page, lang):
 
 def test_every_label_exists_in_both_languages():
     used = set()
-    for path in [*ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py")]:
+    for path in [*ROOT.glob("ui/**/*.py"), *ROOT.glob("pages/*.py")]:
         used |= set(re.findall(r"""\bt\(\s*["']([a-z][\w.-]*)["']""", path.read_text()))
     missing = sorted(k for k in used if k not in STRINGS and not k.endswith("."))  # "x." + name: dynamic
     assert not missing, missing
     assert all(set(v) == {"zh", "en"} and all(v.values()) for v in STRINGS.values())
     from lessons import load_moments
     untitled = [m for m in load_moments() if f"moment.name.{m}" not in STRINGS]
-    assert not untitled, f"lecture moments without a title in ui/strings.yaml: {untitled}"
+    assert not untitled, f"lecture moments without a title in ui/shell/strings.yaml: {untitled}"
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

@@ -20,7 +20,7 @@ def page(path: str, lang: str = "en") -> AppTest:
 
 
 def lesson_script(lesson_id: str):
-    from pages.lesson import render
+    from ui.views.lesson import render
     render(lesson_id)
 
 
@@ -32,7 +32,7 @@ def test_every_lesson_renders_with_its_experiments(lang):
         at.run()
         assert not at.exception, (lesson.id, [e.value for e in at.exception])
         assert at.title[0].value == lesson.title
-        titles = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+        titles = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
         assert {f"🎓 {titles[f'moment.name.{p}'][lang]}" for p in lesson.experiments} <= {b.label for b in at.button}
 
 

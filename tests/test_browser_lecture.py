@@ -11,7 +11,7 @@ import pytest
 import yaml
 from browser_support import ARTIFACTS, assert_no_errors, new_page, press_play, wait_idle
 
-STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 SIZES = [(1440, 900), (1280, 720)]

@@ -16,7 +16,7 @@ from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
 from classroom import get_store
 from lessons import load_quiz
 
-STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 PASSCODE = "lecture hall 3"
 SIZES = [(1440, 900), (1280, 720)]
 MOMENT = "online-uniform"  # a numeric prediction, and a short run

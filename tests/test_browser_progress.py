@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from classroom import get_store
 from lessons import load_quiz, load_tasks, quiz_order
 
-STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 WRITTEN = "Paged blocks are handed out per token as sequences grow, so nobody waits for the longest request."
 
 

@@ -1,6 +1,6 @@
 """A lecture moment plays while its runs are still being computed, for every student who presses it.
 
-The first press starts the moment's runs in the background (ui/run_cache.py); the first frame is drawn at
+The first press starts the moment's runs in the background (ui/playback/run_cache.py); the first frame is drawn at
 once, ▶ plays the steps already taken (in the browser, a chunk at a time), a second student pressing the
 same moment gets the same runs (their first frame too, before the runs have ended), and once they end
 each page redraws itself with what needs whole runs (the summary table), with no click. This module has

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from classroom import get_store
 from lessons import load_quiz, load_tasks
-from ui import passcode
+from ui.instructor import passcode
 from viz.classroom import RIGHT, WRONG
 from app_support import runs_ended
 
@@ -21,7 +21,7 @@ NAME = "Zelda Quorum"  # a name that appears nowhere else in the lab
 
 @pytest.fixture(autouse=True)
 def app_frame_every_run(monkeypatch):
-    """Every run goes through app.py, as under `python -m ui.serve` (which turns the pages-folder mode off).
+    """Every run goes through app.py, as under `python -m ui.shell.serve` (which turns the pages-folder mode off).
     AppTest turns that mode back on before each run, and a rerun would then run the page file alone: no
     sidebar, and no poll banner, which app.py draws."""
     init = PagesManager.__init__
@@ -146,7 +146,7 @@ def test_the_passcode_also_comes_from_secrets_toml(monkeypatch, tmp_path):
 def student_app(token: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["lang"] = "en"
-    at.session_state["progress.token"] = token  # as ui.progress keeps it, after a `?s=` link or a first answer
+    at.session_state["progress.token"] = token  # as ui.progress.saved keeps it, after a `?s=` link or a first answer
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

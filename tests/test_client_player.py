@@ -1,5 +1,5 @@
 """In-browser playback shows exactly what the server-side player draws: the frames a browser is sent,
-decoded as ui/client_player.js and ui/live_chart.html decode them, equal the server's figure and HTML
+decoded as ui/playback/client_player.js and ui/playback/live_chart.html decode them, equal the server's figure and HTML
 for the same frame."""
 import base64
 import io
@@ -12,7 +12,7 @@ from PIL import Image
 
 from engine.lab.experiment import LiveRun, engine_config_for, workload_requests
 from engine.lab.workload import preset
-from ui import client_player, frame_files
+from ui.playback import client_player, frame_files
 from viz.figure import grid_png
 from viz.html import queue_html
 from viz.palette import color_indices
@@ -39,7 +39,7 @@ def columns(run):
 
 
 def browser_timeline(t: dict, frame: int) -> dict:
-    """ui/live_chart.html, line for line: timelineWhole's picture and marks (the whole run, drawn once),
+    """ui/playback/live_chart.html, line for line: timelineWhole's picture and marks (the whole run, drawn once),
     timelineLayout's window, white band over the steps not taken yet, and cursor; returns what shows
     at `frame`: the window of the picture with the band painted over it, and the marks left uncovered."""
     cols, (cw, ch), rows = len(t["z"]), t["cell"], len(t["z"][0])
@@ -159,7 +159,7 @@ def shared_run(tiny):
 
 
 def browser_pool(p: dict, frame: int) -> dict:
-    """ui/live_chart.html poolFrame, line for line."""
+    """ui/playback/live_chart.html poolFrame, line for line."""
     frame = min(frame, len(p["changes"]) - 1)
     codes = [0] * p["blocks"]
     for changed in p["changes"][:frame + 1]:
@@ -210,7 +210,7 @@ def test_the_browser_memory_split_equals_the_server_memory_split(shared_run):
 
 def test_the_next_chunk_is_made_by_the_views_of_the_page_without_drawing_it(tiny):
     """Playing a run still computed in the browser, the next chunk is sent without a page run: the views
-    drawn for the first chunk are asked again, under the next chunk's clock (ui/player.py `_extend`), and
+    drawn for the first chunk are asked again, under the next chunk's clock (ui/playback/player.py `_extend`), and
     their frames then are the frames of the longer run, on the same line of clocks."""
     import streamlit as st
 

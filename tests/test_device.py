@@ -11,7 +11,7 @@ from engine.config import ConfigError, resolve_device, resolve_dtype
 from engine.models.loader import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour of a machine without CUDA")
 
 
@@ -61,7 +61,7 @@ def test_the_sidebar_device_line_states_what_the_engine_runs_on(lang):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["lang"] = lang
     at.run()
-    from ui.models import slot  # the very model object the app holds (st.cache_resource is per process)
+    from ui.labs.models import slot  # the very model object the app holds (st.cache_resource is per process)
     if slot("tiny").model is None:
         want = STRINGS["side.loads_on"][lang].format(device=resolve_device("auto"), dtype="", backend="")
         assert any(c.value.startswith(want.split(" · ")[0]) for c in at.sidebar.caption), "where it will load"

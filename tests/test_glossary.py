@@ -58,7 +58,7 @@ def _zh_texts():
                                 [a for answers in task.model_answers.values() for a in answers])
     for m in load_moments().values():
         yield m.id, m.narration["zh"]
-    strings = yaml.safe_load(open("ui/strings.yaml", encoding="utf-8"))
+    strings = yaml.safe_load(open("ui/shell/strings.yaml", encoding="utf-8"))
     for key, value in strings.items():
         yield key, value["zh"]
     for term in GLOSSARY["zh"]:

@@ -17,7 +17,7 @@ from engine.core.snapshot import StepSnapshot
 from engine.lab.trace import TraceError, TraceRequest, read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 
 
 def fields(template: str) -> set[str]:
@@ -27,7 +27,7 @@ def fields(template: str) -> set[str]:
 @pytest.mark.parametrize("code", sorted(MESSAGES))
 def test_every_engine_message_code_has_a_zh_and_en_string_with_the_same_parameters(code):
     entry = STRINGS.get(f"engine.{code}")
-    assert entry and entry.get("zh") and entry.get("en"), f"engine.{code} missing in ui/strings.yaml"
+    assert entry and entry.get("zh") and entry.get("en"), f"engine.{code} missing in ui/shell/strings.yaml"
     assert fields(entry["zh"]) == fields(entry["en"]) == fields(MESSAGES[code])
     assert re.search(r"[\u4e00-\u9fff]", entry["zh"]), f"engine.{code}: the zh text is not Chinese"
 

@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 from app_support import runs_ended
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 
 
 def test_sharing_saves_blocks_and_raises_concurrency_and_throughput_in_the_prefix_sharing_moment():

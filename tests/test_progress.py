@@ -1,4 +1,4 @@
-"""Students come back (ui/progress.py): the `?s=` link restores the quiz, worksheets and predictions, a bad link
+"""Students come back (ui/progress/saved.py): the `?s=` link restores the quiz, worksheets and predictions, a bad link
 starts afresh with a message, sessions never see each other's answers, an unusable database only warns."""
 import threading
 from pathlib import Path
@@ -11,7 +11,7 @@ from classroom import get_store
 from lessons import load_moments, load_quiz, load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 
 
 def session(path: str = "pages/quiz.py", link: str | None = None, lang: str = "en") -> AppTest:
@@ -142,7 +142,7 @@ def test_an_unusable_database_warns_and_the_lab_still_runs(tmp_path, monkeypatch
 def _export_script():
     import streamlit as st
 
-    from ui import progress, progress_panel
+    from ui.progress import saved as progress, panel as progress_panel
     progress.restore()  # the ?s= link the test set
     st.session_state["exported"] = progress_panel.export_markdown()
 
@@ -150,7 +150,7 @@ def _export_script():
 def _import_script():
     import streamlit as st
 
-    from ui import progress_panel
+    from ui.progress import panel as progress_panel
     ss = st.session_state
     if "taken" not in ss:
         ss["taken"] = progress_panel.import_markdown(ss["markdown"])

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from engine.server.thread import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 PAGE = "real-server"
 
 

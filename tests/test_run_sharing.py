@@ -11,7 +11,7 @@ from engine.core.snapshot import StepSnapshot
 from engine.lab.columns import SnapshotColumns
 from engine.lab.experiment import LiveRun, engine_config_for, run_requests, workload_requests
 from engine.lab.workload import preset
-from ui.run_cache import RunCache, run_bytes
+from ui.playback.run_cache import RunCache, run_bytes
 
 RUNS = [  # (workload, scale, settings): every kind of step a view can meet
     ("high-variance", 1.0, {"max_num_seqs": 16}),  # slots refilled, requests finishing
@@ -188,7 +188,7 @@ def _press(at, moment_id: str) -> None:
 
 def test_two_sessions_pressing_the_same_moment_share_one_computation():
     from tests.test_app_teaching import page
-    from ui import run_cache
+    from ui.playback import run_cache
 
     run_cache.RUNS.clear()
     first, second = page("pages/home.py"), page("pages/home.py")

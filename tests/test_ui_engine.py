@@ -9,13 +9,13 @@ from engine import EngineConfig
 def knobs_page():
     import streamlit as st
 
-    from ui.knobs import engine_knobs
+    from ui.labs.knobs import engine_knobs
 
     st.session_state["result"] = engine_knobs("p")
 
 
 def test_ui_defaults_are_engine_config_defaults():
-    from ui.knobs import DEFAULTS
+    from ui.labs.knobs import DEFAULTS
 
     fields = {f.name: f.default for f in dataclasses.fields(EngineConfig)}
     assert DEFAULTS and all(fields[name] == value for name, value in DEFAULTS.items())
@@ -24,7 +24,7 @@ def test_ui_defaults_are_engine_config_defaults():
 
 def test_untouched_knobs_leave_the_engine_to_size_itself():
     """The knobs run as shown: every setting is passed; the sizes left empty stay None ("auto")."""
-    from ui.knobs import DEFAULTS
+    from ui.labs.knobs import DEFAULTS
 
     at = AppTest.from_function(knobs_page).run(timeout=30)
     assert not at.exception and not at.warning
@@ -39,7 +39,7 @@ def stopped_run_page():
     import streamlit as st
 
     from engine import EngineConfig, LiveRun, SamplingParams, TraceRequest, load_model
-    from ui.experiments import explain_rejections
+    from ui.labs.experiments import explain_rejections
 
     st.session_state["lang"] = st.session_state.get("lang", "en")
     reqs = [TraceRequest(f"q{i}", [40 + i] * 5, SamplingParams(temperature=0, max_tokens=50, ignore_eos=True))

@@ -150,7 +150,7 @@ def test_the_playground_after_a_run_and_after_a_bad_config_carries_no_english_pr
 
 
 def lesson_script(lesson_id: str):
-    from pages.lesson import render
+    from ui.views.lesson import render
     render(lesson_id)
 
 

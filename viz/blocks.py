@@ -83,7 +83,7 @@ def block_pool(snap: StepSnapshot, color_of: dict[str, int], labels: dict, heigh
 
 def pool_frames(snaps: list[StepSnapshot], color_of: dict[str, int], titles: list[str]) -> dict:
     """Every step of a finished run's block pool, for a browser that draws each frame itself
-    (ui/live_chart.html repeats block_pool's picture, ref-count labels and written outlines): the
+    (ui/playback/live_chart.html repeats block_pool's picture, ref-count labels and written outlines): the
     first step's codes, then per step only the blocks whose code changed."""
     n = snaps[0].num_blocks if snaps else 0
     changes, before = [], None

@@ -112,7 +112,7 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
 
 
 def timeline_frames(columns: list[TimelineColumn], total_frames: int, window: int = WINDOW) -> dict:
-    """Every column of a finished run, for a browser that draws each frame itself (ui/client_player.js
+    """Every column of a finished run, for a browser that draws each frame itself (ui/playback/client_player.js
     repeats slot_timeline's window, picture and cursor from these). Hover texts stay out: frames are
     only drawn while playing, when the server leaves them out too."""
     return {"kind": "timeline", "z": [c.z for c in columns], "preempted": [c.preempted_slots for c in columns],

@@ -78,12 +78,11 @@ class LiveRun:
         self.engine = LLMEngine(loaded, config) if loaded is not None else None
         self.config = self.engine.config if self.engine else config
         self.recorder = RunRecorder(trace_requests, self.config.max_num_seqs, self.config.max_num_batched_tokens)
-        self.cache: dict = {}  # derived per-frame data a view keeps (timeline columns, memory split)
         # One engine, possibly stepped by several threads (a shared run computed in the background while
         # sessions play the steps already done): a step, and the frame it records, happen under this lock.
         self._stepping = threading.RLock()
         self._stepped = threading.Condition()  # notified after every step, for those waiting on a frame
-        self.background = False  # True: a background thread steps it to the end (ui/run_cache.py)
+        self._background = False  # a thread of its own steps it to the end (compute_in_background)
         self._summary: dict | None = None
         self.stop_reason: str | None = None  # set when the run was cut off before every request ended
         self._ended = self.engine is None
@@ -136,17 +135,39 @@ class LiveRun:
         thread steps the run. (Not stepped in turn with it: a lock let go and taken again at once by the
         stepping thread can keep a waiting session out for many steps.)"""
         while self.frames <= frame and not self.done:
-            if self.background:
+            if self._background:
                 with self._stepped:
-                    self._stepped.wait_for(lambda: self.frames > frame or self.done or not self.background, 1.0)
+                    self._stepped.wait_for(lambda: self.frames > frame or self.done or not self._background, 1.0)
             else:
                 self._step_once()
 
-    def stop_background(self) -> None:
-        """No background thread steps this run any longer: whoever needs a frame steps it."""
-        self.background = False
-        with self._stepped:
-            self._stepped.notify_all()
+    @property
+    def in_background(self) -> bool:
+        """A thread of its own is stepping the run to its end: readers wait for frames rather than step it."""
+        return self._background
+
+    def compute_in_background(self, stop: threading.Event | None = None,
+                              on_end: Callable[[BaseException | None], None] | None = None) -> threading.Thread:
+        """Step the run to its end in a new thread. `stop`: set by another thread, the run stops after its
+        current step. `on_end(error)` is called in that thread when it stops (error: what a step raised).
+        If the run stops before its end, whoever needs a frame steps it again."""
+        self._background = True
+
+        def compute() -> None:
+            error = None
+            try:
+                self.run_to_end(stop=stop)
+            except Exception as e:  # handed to on_end: the thread itself has nobody to tell
+                error = e
+            if not self.done:
+                self._background = False
+                with self._stepped:
+                    self._stepped.notify_all()
+            if on_end:
+                on_end(error)
+        thread = threading.Thread(target=compute, name=f"run:{self.label}", daemon=True)
+        thread.start()
+        return thread
 
     def _step_once(self) -> None:
         with self._stepping:

@@ -1,0 +1,225 @@
+"""The instructor's class view: behind the passcode, one class's results summed, refreshed live.
+
+Nothing here names a student unless the instructor ticks "show names"; the store hands back counts, and
+the student list and CSV label students "student N" by default."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import streamlit as st
+
+from classroom import StorageError
+from lessons import load_moments, load_quiz, load_tasks
+from ui.instructor import moments, passcode
+from ui.instructor.poll import histogram_labels, summary_line
+from ui.instructor.access import CLASS, UNLOCKED, message, store, unlocked
+from ui.shell.i18n import lang, t
+from viz.classroom import answer_bars, criteria_bars, prediction_histogram
+
+REFRESH_S = 3
+PAGE = "class-view"
+ss = st.session_state
+
+
+def render() -> None:
+    st.title(t("cv.title"))
+    if passcode.configured() is None:
+        st.warning(t("cv.no_passcode"), icon="🔒")
+        return
+    if not unlocked():
+        _passcode_form()
+        return
+    code, show_names = _controls()
+    if not code:
+        st.info(t("cv.pick_class"))
+        return
+    db = store(warn=True)
+    if db is not None:
+        st.fragment(_live, run_every=REFRESH_S)(db, code, show_names)
+
+
+def _passcode_form() -> None:
+    with st.form(f"{PAGE}.unlock", border=True):
+        given = st.text_input(t("cv.passcode"), type="password", key=f"{PAGE}.passcode")
+        go = st.form_submit_button(t("cv.unlock"), type="primary")
+    if go:
+        if passcode.matches(given):
+            ss[UNLOCKED] = True
+            ss.pop(f"{PAGE}.passcode", None)
+            st.rerun()
+        st.error(t("cv.wrong"), icon="🔒")
+
+
+def _copy_class() -> None:
+    ss[CLASS] = (ss.get(f"{PAGE}.class.widget") or "").strip()
+
+
+def _controls() -> tuple[str, bool]:
+    ss[f"{PAGE}.class.widget"] = ss.get(CLASS, "")  # the value lives in CLASS: a page switch drops widget state
+    c = st.columns([3, 2, 1], vertical_alignment="bottom")
+    c[0].text_input(t("cv.class_code"), key=f"{PAGE}.class.widget", help=t("cv.class_help"), on_change=_copy_class,
+                    max_chars=40)
+    show_names = c[1].checkbox(t("cv.show_names"), key=f"{PAGE}.names", help=t("cv.show_names_help"))
+    if c[2].button(t("cv.lock"), key=f"{PAGE}.lock"):
+        ss.pop(UNLOCKED, None)
+        st.rerun()
+    return ss.get(CLASS, ""), show_names
+
+
+def _live(db, code: str, show_names: bool) -> None:
+    try:
+        size = db.class_size(code)
+        quiz, tasks, preds = db.class_quiz(code), db.class_worksheets(code), db.class_predictions(code)
+        poll = db.latest_poll(code)
+        poll_values = db.poll_values(poll.id) if poll else []
+        table = db.class_csv(code, show_names=show_names)
+    except StorageError as e:
+        st.error(message(e))
+        return
+    top = st.columns([4, 2], vertical_alignment="center")
+    top[0].caption(t("cv.refreshed", code=code, students=size, seconds=REFRESH_S))
+    top[1].download_button(t("cv.csv"), table, file_name=f"class-{code}.csv", mime="text/csv", key=f"{PAGE}.csv",
+                           icon="⬇️", on_click="ignore")
+    tabs = st.tabs([t("cv.tab.quiz"), t("cv.tab.tasks"), t("cv.tab.predictions"), t("cv.tab.poll"),
+                    t("cv.tab.students")])
+    with tabs[0]:
+        _quiz(quiz)
+    with tabs[1]:
+        _tasks(tasks)
+    with tabs[2]:
+        _predictions(preds)
+    with tabs[3]:
+        _poll(poll, poll_values)
+    with tabs[4]:
+        _students(table)
+
+
+def answer_label(question, answer) -> str:
+    """A stored answer as the student saw it: an option's text, several options, an order, a number."""
+    if isinstance(answer, str) and answer[:1] in "[{":
+        try:
+            answer = json.loads(answer)
+        except ValueError:
+            pass
+    options = getattr(question, "options", ()) or ()
+    if isinstance(answer, bool) or answer is None:
+        return str(answer)
+    if isinstance(answer, int) and 0 <= answer < len(options):
+        return options[answer]
+    if isinstance(answer, list):
+        parts = [options[a] if isinstance(a, int) and 0 <= a < len(options) else str(a) for a in answer]
+        return " + ".join(parts) if question is not None and question.type == "multiple" else " → ".join(parts)
+    if isinstance(answer, float):
+        return f"{answer:.4g}"
+    return str(answer)
+
+
+def _correct_labels(question) -> set[str]:
+    if question is None or question.answer is None:
+        return set()
+    return {answer_label(question, question.answer if question.type == "single" else list(question.answer))}
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def _quiz(quiz: dict) -> None:
+    if not quiz:
+        st.info(t("cv.no_quiz"))
+        return
+    questions = {q.id: (i, q) for i, q in enumerate(load_quiz(lang()), 1)}
+    shown = sorted(quiz, key=lambda qid: questions.get(qid, (999, None))[0])
+    cols = st.columns(2)
+    for n, qid in enumerate(shown):
+        entry = quiz[qid]
+        number, question = questions.get(qid, (None, None))
+        with cols[n % 2].container(border=True, key=f"{PAGE}-q-{qid}"):
+            heading = f"**{number}. {_short(question.prompt)}**" if question else f"**{qid}**"
+            st.markdown(heading, help=question.prompt if question else None)
+            st.caption(t("cv.question_line", n=entry["students"], first=entry["first_try_correct"],
+                         second=entry["second_try_correct"]))
+            counts: dict[str, int] = {}
+            right = _correct_labels(question)
+            for answer, k in entry["answers"].items():
+                full = answer_label(question, answer)
+                label = _short(full, 24)  # the full text is the question's help and the CSV's
+                counts[label] = counts.get(label, 0) + k
+                if full in right:
+                    right.add(label)
+            st.plotly_chart(answer_bars(counts, right, {"count": t("cv.count")}),
+                            key=f"{PAGE}.q.{qid}", config={"displayModeBar": False})
+
+
+def _tasks(tasks: dict) -> None:
+    if not tasks:
+        st.info(t("cv.no_tasks"))
+        return
+    known = {task.id: task for task in load_tasks(lang())}
+    cols = st.columns(2)
+    for n, task_id in enumerate(sorted(tasks, key=lambda i: list(known).index(i) if i in known else 999)):
+        entry, task = tasks[task_id], known.get(task_id)
+        field_labels = {f.id: f.label for f in task.fields} if task else {}
+        with cols[n % 2].container(border=True, key=f"{PAGE}-task-{task_id}"):
+            st.markdown(f"**{task.title if task else task_id}**")
+            st.caption(t("cv.task_line", n=entry["students"], passed=entry["passed"]))
+            passed = {_criterion_label(name, field_labels): k for name, k in entry["criteria"].items()}
+            if passed:
+                st.plotly_chart(criteria_bars(passed, entry["students"], {"students": t("cv.count")}),
+                                key=f"{PAGE}.task.{task_id}", config={"displayModeBar": False})
+
+
+def _criterion_label(name: str, field_labels: dict[str, str]) -> str:
+    """A criterion key as the worksheet names it: `field.criterion` reads "field label: criterion"."""
+    field, _, criterion = name.partition(".")
+    if criterion and field in field_labels:
+        return f"{_short(field_labels[field], 30)}: {criterion}"
+    return name
+
+
+def _question(prompt_id: str) -> str:
+    moment = load_moments().get(prompt_id)
+    return moment.predict.get(lang(), prompt_id) if moment and moment.predict else prompt_id
+
+
+def _predictions(preds: dict) -> None:
+    if not preds:
+        st.info(t("cv.no_predictions"))
+        return
+    cols = st.columns(2)
+    for n, (prompt_id, entry) in enumerate(sorted(preds.items())):
+        with cols[n % 2].container(border=True, key=f"{PAGE}-pred-{prompt_id}"):
+            st.markdown(f"**{moments.title(prompt_id)}** — {_question(prompt_id)}")
+            st.caption(t("cv.prediction_line", n=len(entry["values"])))
+            st.plotly_chart(prediction_histogram(entry["values"], entry["measured"], histogram_labels()),
+                            key=f"{PAGE}.pred.{prompt_id}", config={"displayModeBar": False})
+
+
+def _poll(poll, values: list[float]) -> None:
+    if poll is None:
+        st.info(t("cv.no_poll"))
+        return
+    st.markdown(f"**{moments.title(poll.prompt_id)}** — {_question(poll.prompt_id)}")
+    if poll.state == "open":
+        st.caption(t("poll.live", code=poll.class_code, n=len(values)))
+    else:
+        st.caption(summary_line(values, poll.measured))
+    st.plotly_chart(prediction_histogram(values, poll.measured, histogram_labels()), key=f"{PAGE}.poll",
+                    config={"displayModeBar": False})
+
+
+def _students(table: str) -> None:
+    rows = list(csv.DictReader(io.StringIO(table)))
+    if not rows:
+        st.info(t("cv.no_students"))
+        return
+    per: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = per.setdefault(row["student"], {"quiz": 0, "worksheet": 0, "prediction": 0})
+        counts[row["kind"]] = counts.get(row["kind"], 0) + 1
+    st.dataframe([{t("cv.tab.students"): name, t("cv.tab.quiz"): c["quiz"], t("cv.tab.tasks"): c["worksheet"],
+                   t("cv.tab.predictions"): c["prediction"]} for name, c in per.items()],
+                 hide_index=True, key=f"{PAGE}.students")

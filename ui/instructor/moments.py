@@ -1,0 +1,146 @@
+"""Lecture moments: one click sets a lab up (workload, settings, what to compare) and says what to watch."""
+from __future__ import annotations
+
+import streamlit as st
+
+from lessons import load_moments
+from lessons import predictions
+from ui.shell import nav
+from ui.instructor import poll
+from ui.progress import saved as progress
+from ui.shell.i18n import lang, strings, t
+
+
+def all_moments():
+    return load_moments()
+
+
+def title(moment_id: str) -> str:
+    """A moment's short title in the current language (its id if it has none)."""
+    return t(f"moment.name.{moment_id}") if f"moment.name.{moment_id}" in strings() else moment_id
+
+
+def page_title(page_id: str) -> str:
+    """A lab or practice page's title (as in the sidebar) from its url path."""
+    key = next((title for entries in nav.SECTIONS.values() for url, _, title, _ in entries if url == page_id), None)
+    return t(key) if key else page_id
+
+
+def open_moment(moment_id: str) -> None:
+    """Queue a moment for its page, and go there; the page applies it and runs the experiment."""
+    st.session_state["pending_moment"] = moment_id
+    nav.go(all_moments()[moment_id].page)
+
+
+def take_pending(page_id: str):
+    """The moment queued for this page, if any (taken once). A moment with a prediction question waits
+    until the prediction is made (or skipped)."""
+    pid = st.session_state.get("pending_moment")
+    if pid and all_moments().get(pid) and all_moments()[pid].page == page_id:
+        if all_moments()[pid].predict and not _predicted(all_moments()[pid]):
+            return None
+        del st.session_state["pending_moment"]
+        progress.milestone(f"moment:{pid}")
+        st.session_state[f"{page_id}.moment"] = pid
+        if f"{page_id}.scale" in st.session_state:
+            st.session_state[f"{page_id}.scale"] = 1.0  # a moment is one exact run: the quiz grades against it
+        return all_moments()[pid]
+    return None
+
+
+def _predicted(moment) -> bool:
+    """Ask for the prediction before the run: True once it is made or skipped."""
+    ss, p = st.session_state, moment.predict
+    room = bool(ss.get("instructor"))
+    box = st.empty()  # the question goes away once answered
+    with box.form(f"pred.{moment.id}", border=True):
+        st.markdown(f"**{t('pred.room' if room else 'pred.title')}** {p[lang()]}")
+        if p["kind"] == "number":
+            raw = st.text_input(t("pred.number"), key=f"pred.{moment.id}.value")
+        else:
+            raw = st.radio(t("pred.choice"), p["choices"], format_func=lambda c: t(f"pred.choice.{c}"), index=None,
+                           key=f"pred.{moment.id}.value", horizontal=True)
+        c = st.columns([2, 1, 4])
+        go, skip = c[0].form_submit_button(t("pred.run"), type="primary"), c[1].form_submit_button(t("pred.skip"))
+    if skip:
+        ss.get("predictions", {}).pop(moment.id, None)
+        box.empty()
+        return True
+    if go:
+        made = predictions.record(ss.setdefault("predictions", {}), moment, raw, by_room=room)
+        if made:
+            if not room:
+                progress.prediction(moment, made)
+            box.empty()
+            return True
+        st.error(t("pred.not_number" if p["kind"] == "number" else "pred.pick"))
+    if room and poll.instructor_panel(moment):  # "close and run": the class's answers are the room's prediction
+        box.empty()
+        return True
+    return False
+
+
+def reveal(page_id: str, runs) -> None:
+    """After the active moment's runs: the prediction next to what the engine measured."""
+    pid = st.session_state.get(f"{page_id}.moment")
+    if not pid or pid not in all_moments() or not runs or not all(r.done for r in runs):
+        return
+    value = predictions.measured(all_moments()[pid], {r.label: r.summary() for r in runs})
+    poll.reveal(pid, value)  # a live poll on this moment: its answers against the measured value
+    made = predictions.made(st.session_state.get("predictions", {}), pid)
+    if not made or value is None:
+        return
+    if not made.by_room:
+        progress.measured(pid, value)
+    shown = (lambda v: t(f"pred.choice.{v}")) if isinstance(value, str) else (lambda v: f"{v:.3g}")
+    st.info(t("pred.reveal", who=t("pred.room_said" if made.by_room else "pred.you_said"),
+              guess=shown(made.value), measured=shown(value)), icon="🔮")
+
+
+def narration(page_id: str) -> None:
+    """The active moment's narration line, above the experiment."""
+    pid = st.session_state.get(f"{page_id}.moment")
+    if pid and pid in all_moments():
+        st.info(f"**{t('moment.label')}: {title(pid)}** — {all_moments()[pid].narration[lang()]}", icon="🎓")
+
+
+def clear(page_id: str) -> None:
+    st.session_state.pop(f"{page_id}.moment", None)
+
+
+def moment_buttons(page_id: str) -> None:
+    """One button per lecture moment that belongs to this page."""
+    mine = [p for p in all_moments().values() if p.page == page_id]
+    if not mine:
+        return
+    cols = st.columns(len(mine))
+    for col, p in zip(cols, mine):
+        col.button(f"🎓 {title(p.id)}", key=f"{page_id}.moment-btn.{p.id}", on_click=_queue, args=(p.id,),
+                   help=p.narration[lang()], width="stretch")
+
+
+def _queue(moment_id: str) -> None:
+    st.session_state["pending_moment"] = moment_id
+
+
+def page_header(page_id: str, prefix: str, defaults: dict):
+    """A lab's title; its intro, lecture-moment buttons and (drawn by the page into the returned
+    container) its form, folded away once there is a run to watch; and the active moment's narration.
+    While a run plays, the title and the set-up are hidden, so the picture has the screen (they stay
+    rendered: a widget not drawn in a run loses its value). `defaults` seed the page's widgets on a
+    first visit. Returns (the moment queued for this page, if any; the set-up container)."""
+    ss = st.session_state
+    header = st.container(key=f"{page_id}-header")
+    if ss.get(f"{page_id}.playing"):
+        st.html(f"<style>.st-key-{page_id}-header {{ display: none; }}</style>")
+    header.title(t(f"{prefix}.title"))
+    for name, value in defaults.items():
+        ss.setdefault(f"{page_id}.{name}", value)
+    pending = take_pending(page_id)
+    has_runs = bool(ss.get(f"{page_id}.runs") or ss.get(f"{page_id}.rows"))
+    setup = header.expander(t("ctl.setup"), expanded=not (has_runs or pending), icon="⚙️")
+    with setup:
+        st.markdown(t(f"{prefix}.intro"))
+        moment_buttons(page_id)
+    narration(page_id)
+    return pending, setup

@@ -1,0 +1,185 @@
+"""Live polls: the instructor opens a lecture moment's prediction question to the class, students on that
+class code answer from whatever page they are on, and "close and run" reveals the measured value to all.
+
+Both sides poll the store (a fragment every POLL_S seconds): sessions never talk to each other directly,
+so several app processes behind one database work the same."""
+from __future__ import annotations
+
+import statistics
+from datetime import datetime, timezone
+
+import streamlit as st
+
+from classroom import StorageError
+from lessons import load_moments, parse_number, predictions
+from ui.instructor.access import instructor_class, message, store, student, unlocked
+from ui.shell.i18n import lang, t
+from viz.classroom import prediction_histogram
+
+POLL_S = 2
+SHOW_RESULT_FOR_S = 30 * 60  # a closed poll's result stays on a student's screen this long (or until dismissed)
+ss = st.session_state
+
+
+def pollable(moment) -> bool:
+    return bool(moment.predict) and moment.predict.get("kind") == "number"
+
+
+def histogram_labels() -> dict:
+    return {"count": t("cv.count"), "value": t("cv.value"), "measured": t("cv.measured"), "none": t("cv.none_yet")}
+
+
+def _num(v: float | None) -> str:
+    return "–" if v is None else f"{v:.3g}"
+
+
+def summary_line(values: list[float], measured: float | None) -> str:
+    return t("poll.closed_line", n=len(values), median=_num(statistics.median(values) if values else None),
+             measured=_num(measured))
+
+
+# -- the instructor's side ---------------------------------------------------------------------------------
+
+def instructor_panel(moment) -> bool:
+    """Under the room's prediction question: open the poll, watch the answers come in, close and run.
+    True when "close and run" was pressed (the room's median is then the room's prediction)."""
+    if not pollable(moment):
+        return False
+    code = instructor_class()
+    if code is None:
+        st.caption(t("poll.locked"))
+        return False
+    db = store()
+    if db is None:
+        return False
+    key = f"poll.{moment.id}"
+    try:
+        current = db.current_poll(code)
+        if current is None or current.prompt_id != moment.id:
+            if st.button(t("poll.open", code=code), key=f"{key}.open", type="primary"):
+                ss[key] = db.open_poll(code, moment.id)
+                st.rerun()
+            return False
+        ss[key] = current.id
+        left, right = st.columns([1, 2])
+        with right:
+            st.fragment(_live_answers, run_every=POLL_S)(db, current.id, code)
+        if not left.button(t("poll.close_run"), key=f"{key}.close", type="primary", icon="▶️"):
+            return False
+        values = db.poll_values(current.id)
+        db.close_poll(current.id, None)  # no more answers while the experiment runs
+    except StorageError as e:
+        st.error(message(e))
+        return False
+    if values:
+        predictions.record(ss.setdefault("predictions", {}), moment, statistics.median(values), by_room=True)
+    return True
+
+
+def _live_answers(db, poll_id: int, code: str) -> None:
+    try:
+        values = db.poll_values(poll_id)
+    except StorageError as e:
+        st.error(message(e))
+        return
+    with st.container(key="poll-live"):
+        st.markdown(t("poll.live", code=code, n=len(values)))
+        st.plotly_chart(prediction_histogram(values, None, histogram_labels(), height=220), key="poll.live.chart",
+                        config={"displayModeBar": False})
+
+
+def reveal(moment_id: str, measured) -> None:
+    """After the moment's runs: the poll (if this session opened one for it) gets the measured value, which
+    students then see, and the instructor sees the class's answers against it."""
+    poll_id = ss.get(f"poll.{moment_id}")
+    if poll_id is None or not isinstance(measured, (int, float)):
+        return
+    db = store()
+    if db is None:
+        return
+    try:
+        if ss.get(f"poll.{moment_id}.revealed") != poll_id:
+            db.close_poll(poll_id, float(measured))
+            ss[f"poll.{moment_id}.revealed"] = poll_id
+        values = db.poll_values(poll_id)
+    except StorageError as e:
+        st.error(message(e))
+        return
+    with st.container(border=True, key="poll-reveal"):
+        st.markdown(summary_line(values, float(measured)))
+        st.plotly_chart(prediction_histogram(values, float(measured), histogram_labels(), height=220),
+                        key=f"poll.reveal.{poll_id}", config={"displayModeBar": False})
+
+
+# -- the students' side ------------------------------------------------------------------------------------
+
+def student_banner() -> None:
+    """On every page of a student with a class code: the class's open poll, or the result of the last one."""
+    if unlocked():
+        return  # the instructor's own screen shows the poll beside the moment
+    token, code = student()
+    if not token or not code:
+        return
+    db = store()
+    if db is not None:
+        st.fragment(_banner, run_every=POLL_S)(db, token, code)
+
+
+def _question(prompt_id: str) -> str:
+    moment = load_moments().get(prompt_id)
+    return moment.predict.get(lang(), prompt_id) if moment and moment.predict else prompt_id
+
+
+def _banner(db, token: str, code: str) -> None:
+    try:
+        poll = db.latest_poll(code)
+    except StorageError:
+        return  # the database is unavailable: the progress panel says so
+    if poll is None:
+        return
+    mine, dismissed = ss.setdefault("poll.mine", {}), ss.setdefault("poll.dismissed", set())
+    if poll.state == "open":
+        with st.container(border=True, key="poll-banner"):
+            _answer_form(db, token, poll)
+        return
+    age = (datetime.now(timezone.utc) - poll.opened_at).total_seconds()
+    if poll.id in dismissed or (poll.id not in mine and age > SHOW_RESULT_FOR_S):
+        return
+    with st.container(border=True, key="poll-banner"):
+        if poll.measured is None:
+            st.markdown(t("poll.waiting"))
+            return
+        try:
+            values = db.poll_values(poll.id)
+            if poll.id in mine and ss.get("poll.measured_saved") != poll.id:
+                db.set_measured(token, poll.prompt_id, poll.measured)
+                ss["poll.measured_saved"] = poll.id
+        except StorageError:
+            values = []
+        c = st.columns([6, 1], vertical_alignment="center")
+        c[0].markdown(t("poll.result", question=_question(poll.prompt_id), measured=_num(poll.measured),
+                        mine=_num(mine[poll.id]) if poll.id in mine else t("poll.no_answer"), n=len(values),
+                        median=_num(statistics.median(values) if values else None)))
+        c[1].button(t("poll.dismiss"), key=f"poll.dismiss.{poll.id}", on_click=dismissed.add, args=(poll.id,))
+
+
+def _answer_form(db, token: str, poll) -> None:
+    mine = ss["poll.mine"]
+    st.markdown(t("poll.banner", question=_question(poll.prompt_id)))
+    with st.form(f"poll.form.{poll.id}", border=False):
+        c = st.columns([3, 1], vertical_alignment="bottom")
+        raw = c[0].text_input(t("poll.answer"), key=f"poll.answer.{poll.id}")
+        sent = c[1].form_submit_button(t("poll.send"), type="primary")
+    if sent:
+        value = parse_number(raw)
+        if value is None:
+            st.error(t("pred.not_number"))
+        else:
+            try:
+                db.answer_poll(poll.id, token, value)
+                db.record_prediction(token, poll.prompt_id, value)
+                mine[poll.id] = value
+            except StorageError as e:
+                st.error(t("poll.refused", reason=message(e)))
+    if poll.id in mine:
+        st.caption(t("poll.sent", value=_num(mine[poll.id])))

@@ -1,0 +1,138 @@
+"""Start the runs a lab page shows: one workload, several engine variants, recorded or live."""
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from engine import (ConfigError, EngineConfig, LiveRun, Trace, TraceRequest, Workload, engine_config_for, preset,
+                    workload_requests)
+from ui.playback import player, run_cache
+from ui.shell.i18n import engine_message, run_name, t
+from ui.labs.models import device, get_model
+
+CONFIG_FIELDS = {f.name for f in dataclasses.fields(EngineConfig)}
+
+
+def runs(page: str) -> list[LiveRun]:
+    return st.session_state.get(f"{page}.runs") or []
+
+
+def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]], seed: int = 0, scale: float = 1.0,
+          live: bool = False, common: dict | None = None, requests: list[TraceRequest] | None = None
+          ) -> list[LiveRun] | None:
+    """Build (and unless live, run to the end) one engine per variant on the same requests.
+    A recorded run is shared by every session that asks for the same one (ui.playback.run_cache).
+    A configuration that cannot work is explained inline, and the previous runs are kept."""
+    try:
+        model_name = st.session_state.get("model", "tiny")
+        loaded = get_model(model_name)
+        workload = preset(workload).scaled(scale) if isinstance(workload, str) else workload
+        if requests is None:
+            requests = workload_requests(loaded, workload, seed)
+        else:
+            check_vocabulary(requests, loaded.model.config.vocab_size)
+        configs = [(label, engine_config_for(workload, **{**(common or {}), **settings})) for label, settings in variants]
+        if live:
+            made = [LiveRun(loaded, requests, config, label) for label, config in configs]
+        else:
+            made = _shared(model_name, loaded, requests, configs)
+    except (ConfigError, ValueError) as e:
+        st.error(t("err.config", msg=engine_message(e)))
+        st.session_state[f"{page}.start_failed"] = True
+        return None
+    return _record(page, made)
+
+
+def _shared(model_name: str, loaded, requests: list[TraceRequest], configs: list[tuple[str, EngineConfig]]
+            ) -> list[LiveRun]:
+    """The recorded runs, shared by every session: started by whichever session asked first and stepped to
+    their end in the background, so the steps already taken play at once."""
+    return [run_cache.RUNS.get(run_cache.run_key(model_name, device(), requests, config, label),
+                               lambda label=label, config=config: LiveRun(loaded, requests, config, label),
+                               run_cache.run_bytes)
+            for label, config in configs]
+
+
+def replay(page: str, trace: Trace, label: str) -> list[LiveRun] | None:
+    """A recorded run, frame for frame, with no model and no engine."""
+    try:
+        config = EngineConfig(**{k: v for k, v in trace.header.get("engine_config", {}).items() if k in CONFIG_FIELDS})
+        made = [LiveRun.replay(trace.requests, trace.snapshots, config, label)]
+    except (ConfigError, TypeError, KeyError, ValueError) as e:
+        st.error(t("err.trace", msg=engine_message(e)))
+        st.session_state[f"{page}.start_failed"] = True
+        return None
+    return _record(page, made)
+
+
+def check_vocabulary(requests: list[TraceRequest], vocab_size: int) -> None:
+    bad = next((r for r in requests if max(r.prompt_token_ids) >= vocab_size), None)
+    if bad:
+        raise ConfigError("config.token_beyond_vocab", request_id=bad.request_id, vocab_size=vocab_size)
+
+
+def _record(page: str, made: list[LiveRun]) -> list[LiveRun]:
+    st.session_state[f"{page}.runs"] = made
+    st.session_state.pop(f"{page}.start_failed", None)
+    player.reset(page)
+    return made
+
+
+def explain_rejections(run_list: list[LiveRun], page: str | None = None) -> None:
+    """If requests were turned away (too long, bigger than the cache), say why and what to change.
+    Right after a start that failed, the runs shown are the previous ones: say so instead, so that their
+    warnings do not read as the new configuration's."""
+    if page and st.session_state.pop(f"{page}.start_failed", False):
+        st.caption(t("err.previous_runs"))
+        return
+    for run in run_list:
+        if run.stop_reason:  # cut off at LiveRun.MAX_STEPS: its unfinished requests were aborted
+            aborted = sum(1 for r in run.recorder.requests.values() if r.finish_reason == "aborted")
+            st.warning(t("err.stopped", label=run_name(run.label), steps=run.MAX_STEPS, n=aborted))
+        rejected = [r for r in run.recorder.requests.values() if r.finish_reason == "rejected"]
+        if not rejected:
+            continue
+        total, first = len(run.recorder.requests), rejected[0]
+        reason = engine_message(first.error_code, first.error_params) if first.error_code else first.error
+        label = run_name(run.label)
+        if len(rejected) == total:
+            st.error(t("err.all_rejected", label=label, n=total, reason=reason))
+        else:
+            st.warning(t("err.some_rejected", label=label, n=len(rejected), total=total, reason=reason))
+
+
+def finish(made: list[LiveRun]) -> None:
+    """Until the runs have ended (a shared run's steps come from its background thread), with a progress bar."""
+    bar = st.progress(0.0, text=t("run.progress"))
+    for i, run in enumerate(made):
+        total = max(1, len(run.trace_requests))
+        while not run.done:
+            run.ensure(run.frames + 15)
+            finished = sum(1 for r in run.recorder.requests.values() if r.finish_step is not None)
+            bar.progress(min(1.0, (i + finished / total) / len(made)), text=t("run.progress"))
+    bar.empty()
+
+
+def measured(name: str, workload: str, variants: list[tuple[str, dict]], scale: float = 0.5) -> dict | None:
+    """Summaries of a few short real runs (one workload, several engine variants), measured once per
+    session when asked for, and kept: the lessons and worksheets quote them."""
+    cache = st.session_state.setdefault("measured", {})
+    if name not in cache:
+        made = start(f"measured.{name}", workload, variants, scale=scale)
+        if not made:
+            return None
+        finish(made)
+        cache[name] = {r.label: r.summary() for r in made}
+        st.session_state.pop(f"measured.{name}.runs", None)
+    return cache[name]
+
+
+def summary_of_run(workload: str, seed: int, settings: dict) -> dict | None:
+    """One full run of a preset's workload with these engine settings (a quiz question's own run)."""
+    made = start("quiz-run", workload, [("run", settings)], seed=seed)
+    st.session_state.pop("quiz-run.runs", None)
+    if not made:
+        return None
+    finish(made)
+    return made[0].summary()

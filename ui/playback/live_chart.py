@@ -1,0 +1,52 @@
+"""Animated charts that update in place.
+
+st.plotly_chart rebuilds its chart whenever the figure changes: at 10 frames/s the chart is hidden
+while the new one is measured, and it flickers. This tiny component keeps one Plotly div per chart
+and hands it each new frame with Plotly.react. Its files (ui/playback/live_chart.html and the plotly.js that
+ships inside the plotly package) are copied once into a cache folder that Streamlit serves.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from importlib.resources import files
+from pathlib import Path
+
+import plotly
+import plotly.io as pio
+import streamlit.components.v1 as components
+
+from engine import cache_root
+
+HTML = Path(__file__).with_name("live_chart.html")
+FIT_RESERVE = 12  # pixels kept free below a fitted chart
+
+
+def _component_dir() -> Path:
+    folder = cache_root() / f"live-chart-{plotly.__version__}-{int(HTML.stat().st_mtime)}"
+    if not (folder / "index.html").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(files("plotly") / "package_data" / "plotly.min.js", folder / "plotly.min.js")
+        shutil.copyfile(HTML, folder / "index.html.tmp")
+        os.replace(folder / "index.html.tmp", folder / "index.html")  # last: its presence means "complete"
+    return folder
+
+
+COMPONENT_DIR = _component_dir()
+_render = components.declare_component("serving_lab_live_chart", path=str(COMPONENT_DIR))
+COMPONENT_NAME = _render.name  # its files are served at /component/<name>/ (ui/playback/frame_files.py writes there too)
+
+
+def figure_json(fig) -> str:
+    return pio.to_json(fig, validate=False)
+
+
+def live_chart(fig, key: str, height: int, config: dict | None = None, fit: tuple[int, int] | None = None,
+               font_scale: float = 1.0, frames: str | None = None, clock: dict | None = None) -> None:
+    """`fig`: a figure, or one already made JSON (figure_json) to be drawn by many sessions.
+    `fit=(min, max)`: the chart fills the window's height below it, between min and max pixels.
+    `frames` (the URL of their file, ui/playback/frame_files.py) and `clock`: the chart plays a recorded run by itself
+    (ui/playback/client_player.py)."""
+    _render(spec=fig if isinstance(fig, str) else figure_json(fig), height=height, config=config or {}, key=key, default=None,
+            fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None, font_scale=font_scale,
+            frames=frames, clock=clock, anim_key=key)

@@ -1,0 +1,111 @@
+"""Recorded runs computed once per server process and shared, read-only, by every session.
+
+A run is deterministic in steps for (model, requests, engine settings), so when forty students press
+the same lecture moment the server computes it once. The first press starts the run in a background
+thread and every press gets the same run at once: the steps already taken can be shown and played
+while the rest is computed (sessions never step it themselves: the player holds at the newest step,
+and a session that needs a later frame waits for the thread, LiveRun.ensure). The cache holds ended runs up to a byte
+budget (SERVING_LAB_RUN_CACHE_MB, default 512) and forgets the least recently used first; a session
+that still shows an evicted run keeps it. Live runs are never shared: each session steps its own engines.
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+from engine import EngineConfig, LiveRun, TraceRequest
+
+DEFAULT_MB = 512
+log = logging.getLogger(__name__)
+
+
+class RunCache:
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._runs: OrderedDict[Hashable, LiveRun] = OrderedDict()  # least recently asked for first
+        self._sizes: dict[Hashable, int] = {}  # of the runs that have ended
+        self._threads: list[threading.Thread] = []
+        self._closing = threading.Event()
+        self.computed = 0  # computations started (a test counts them)
+        self.bytes = 0
+
+    def get(self, key: Hashable, make: Callable[[], LiveRun], size: Callable[[LiveRun], int]) -> LiveRun:
+        """The run for `key`: the one already here (ended or still being computed), or `make()`'s, which a
+        background thread now steps to its end."""
+        with self._lock:
+            run = self._runs.get(key)
+            if run is not None:
+                self._runs.move_to_end(key)
+                return run
+            run = self._runs[key] = make()  # builds the engine only (quick): the steps come in the background
+            self.computed += 1
+            thread = run.compute_in_background(self._closing, lambda error: self._ended(key, run, size, error))
+            self._threads = [th for th in self._threads if th.is_alive()] + [thread]
+        return run
+
+    def join(self, timeout: float | None = None) -> None:
+        """Until every computation started so far has ended and been accounted for."""
+        with self._lock:
+            threads = list(self._threads)
+        for thread in threads:
+            thread.join(timeout)
+
+    def _ended(self, key: Hashable, run: LiveRun, size: Callable[[LiveRun], int], error: BaseException | None) -> None:
+        if error is not None:  # the next press computes it afresh; sessions showing it step it themselves
+            log.error("computing the shared run %s failed", run.label, exc_info=error)
+            with self._lock:
+                if self._runs.get(key) is run:
+                    del self._runs[key]
+            return
+        if not run.done:  # the process is exiting
+            return
+        nbytes = size(run)
+        with self._lock:
+            if self._runs.get(key) is not run:  # cleared meanwhile
+                return
+            self._sizes[key] = nbytes
+            self.bytes += nbytes
+            while self.bytes > self.max_bytes and len(self._sizes) > 1:
+                oldest = next(k for k in self._runs if k in self._sizes)  # runs still computing stay
+                self.bytes -= self._sizes.pop(oldest)
+                del self._runs[oldest]
+
+    def close(self) -> None:
+        """The process is exiting: stop every computation after its current step (a thread still inside
+        torch while the interpreter shuts down aborts the process)."""
+        self._closing.set()
+        self.join(timeout=30)
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._runs.clear()
+            self._sizes.clear()
+            self.bytes = 0
+
+
+RUNS = RunCache(int(float(os.environ.get("SERVING_LAB_RUN_CACHE_MB", DEFAULT_MB)) * 2**20))
+atexit.register(RUNS.close)
+
+
+def run_key(model: str, device: str, requests: list[TraceRequest], config: EngineConfig, label: str) -> tuple:
+    """What decides a recorded run: the model, the exact requests and the engine settings (and its name)."""
+    digest = hashlib.sha256(json.dumps([r.to_dict() for r in requests], sort_keys=True).encode()).hexdigest()
+    return model, device, digest, json.dumps(config.to_dict(), sort_keys=True), label
+
+
+def run_bytes(run: LiveRun) -> int:
+    """A finished run's memory, estimated: its snapshot columns, its requests and their tokens, and as
+    much again for what the views derive from it (timeline columns, memory split rows)."""
+    tokens = sum(r.num_prompt_tokens + r.num_output_tokens for r in run.recorder.requests.values())
+    own = run.snapshots.nbytes + 1_500 * len(run.recorder.requests) + 40 * tokens
+    return 2 * own

@@ -1,0 +1,93 @@
+"""The lab's look: a compact frame that keeps the picture on the first screen, and instructor mode,
+which scales everything together (type, values, buttons, chart fonts) for a lecture hall.
+
+Instructor mode enlarges the root font size: Streamlit sizes its type, widgets and metrics in rem,
+so they all grow in proportion and nothing becomes smaller than its label. Charts get the same
+factor through `font_scale` (live charts) or `scale_fonts` (plotly charts)."""
+import streamlit as st
+
+INSTRUCTOR_SCALE = 1.3
+
+BASE_CSS = """
+<style>
+/* a compact frame: the picture, not the page furniture, gets the first screen */
+[data-testid="stMainBlockContainer"] { padding-top: 2.6rem; padding-bottom: 3rem; }
+[data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.3rem 0; }
+[data-testid="stMain"] h4 { padding: 0.1rem 0 0.2rem 0; }
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.55rem; }
+/* labels wrap between words, never inside an identifier such as max_num_seqs, and are never cut */
+[data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p, [data-testid="stMarkdownContainer"] th {
+  word-break: normal !important; overflow-wrap: normal !important; }
+[data-testid="stWidgetLabel"] p { white-space: nowrap; }
+[data-testid="stMetricLabel"] p, [data-testid="stMetricLabel"] div { white-space: normal !important;
+  overflow: visible !important; text-overflow: clip !important; }
+[data-testid="stBaseButton-primary"] p, [data-testid="stBaseButton-secondary"] p,
+[data-testid="stBaseButton-primaryFormSubmit"] p { white-space: nowrap; }
+/* the sidebar's lesson titles wrap instead of being cut */
+[data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavLink"] div,
+[data-testid="stSidebarNavLink"] p { white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important; line-height: 1.25; }
+[data-testid="stSidebarNavLink"] { height: auto !important; min-height: 2rem; padding-top: 0.2rem; padding-bottom: 0.2rem; }
+/* side-by-side columns keep their content inside: wide rows scroll within their own column */
+[data-testid="stColumn"] { min-width: 0; }
+.lab-scroll-x { overflow-x: auto; max-width: 100%; }
+[data-testid="stAlert"] [data-testid="stMarkdownContainer"] p { margin-bottom: 0; }
+.lab-run-heading { font-size: 1.15rem; font-weight: 600; margin: 0; padding: 0 0 0.15rem 0; }
+/* live metrics and small tables of the side-by-side views */
+.lab-metrics { display: grid; grid-template-columns: repeat(auto-fill, minmax(7.2rem, 1fr)); gap: 0.35rem 0.9rem; }
+.lab-metric-label { font-size: 0.8rem; color: #555; line-height: 1.2; }
+.lab-metric-value { font-size: 1.3rem; font-weight: 600; white-space: nowrap; font-variant-numeric: tabular-nums; }
+.lab-table { border-collapse: collapse; font-size: 0.85rem; margin-top: 0.4rem; }
+.lab-table th, .lab-table td { border-bottom: 1px solid #e6e6ea; padding: 0.15rem 0.5rem; text-align: left; }
+.lab-table th { font-weight: 600; min-width: 4.5em; }
+/* the player's frame line: a progress bar and "step 55 / 710" */
+.lab-frame { display: flex; align-items: center; gap: 0.6rem; }
+/* a refusal note drawn by the in-browser player: st.warning's colours */
+.lab-refusal { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); padding: 1rem; border-radius: 0.5rem; }
+.lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
+.lab-frame-bar > div { height: 100%; background: #1f77b4; }
+/* the player's message with the next chunk of a run still computed (ui/playback/player.py): a script, nothing to see */
+[data-testid="stElementContainer"]:has(.lab-next-chunk) { display: none !important; }
+.lab-frame-value { font-weight: 600; font-size: 1.15rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
+</style>
+"""
+
+INSTRUCTOR_CSS = f"""
+<style>
+html {{ font-size: {16 * INSTRUCTOR_SCALE:.1f}px; }}
+</style>
+"""
+
+
+def instructor() -> bool:
+    return bool(st.session_state.get("instructor", False))
+
+
+def font_scale() -> float:
+    return INSTRUCTOR_SCALE if instructor() else 1.0
+
+
+def scaled(height: int) -> int:
+    return int(height * INSTRUCTOR_SCALE) if instructor() else height
+
+
+def scale_fonts(fig):
+    """A plotly figure's fonts, enlarged in instructor mode (live charts do this in the browser)."""
+    if not instructor():
+        return fig
+    fig.update_layout(font_size=round(12 * INSTRUCTOR_SCALE))
+    for path in ("title", "xaxis.title", "yaxis.title", "yaxis2.title", "legend"):
+        node = fig.layout
+        for part in path.split("."):
+            node = node[part] if node is not None and part in node else None
+        if node is not None and node.font is not None and node.font.size:
+            node.font.size = round(node.font.size * INSTRUCTOR_SCALE)
+    return fig
+
+
+def apply() -> None:
+    st.html(BASE_CSS + (INSTRUCTOR_CSS if instructor() else ""))
+    if st.session_state.pop("nav.scroll_top", False):  # a page switch from a button at the bottom of a page
+        st.html("<script>setTimeout(() => { for (const el of [document.scrollingElement, "
+                "document.querySelector('[data-testid=\"stMain\"]')]) if (el) el.scrollTop = 0; }, 60);</script>",
+                unsafe_allow_javascript=True)

@@ -1,0 +1,76 @@
+"""Language and instructor mode live in the URL (`?lang=en&instructor=1`), so they survive every
+page switch, reload, bookmark and deep link.
+
+Both used to be widget-bound session keys, and Streamlit drops a widget's state on a page switch,
+so a switch fell back to Chinese and quietly turned instructor mode off. Now the values are plain
+session keys ("lang", "instructor"); the sidebar widgets only copy into them; and every run writes
+them back to the URL. A URL value the lab did not write itself (a deep link, a reload in a new
+session, an edited address) wins over the session; a URL with no value (Streamlit's own page links
+clear the query) changes nothing.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.shell.i18n import LANGS
+DEFAULT_LANG = "zh"  # the chapter's language, for a browser that names neither zh nor en
+_WRITTEN = "url_state.written"  # what this session last put in the URL
+
+
+def browser_language(accept_language: str | None) -> str:
+    """The first of zh / en in the browser's Accept-Language, by preference (q) then order."""
+    ranked = []
+    for i, part in enumerate((accept_language or "").split(",")):
+        tag, _, params = part.strip().partition(";")
+        q = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        ranked.append((-q, i, tag.strip().lower().split("-")[0]))
+    return next((code for _, _, code in sorted(ranked) if code in LANGS), DEFAULT_LANG)
+
+
+def _flag(value: str | None) -> bool:
+    return (value or "").lower() in ("1", "true", "on", "yes")
+
+
+def restore() -> None:
+    """At the top of every run: take what the URL says, where it says something new."""
+    ss, qp = st.session_state, st.query_params
+    written = ss.get(_WRITTEN, {})
+    url_lang = qp.get("lang")
+    if url_lang in LANGS and url_lang != written.get("lang"):
+        ss["lang"] = url_lang
+    elif "lang" not in ss:
+        ss["lang"] = browser_language(st.context.headers.get("Accept-Language"))
+    url_instructor = qp.get("instructor")
+    if url_instructor is not None and url_instructor != written.get("instructor"):
+        ss["instructor"] = _flag(url_instructor)
+    ss.setdefault("instructor", False)
+
+
+def kept() -> dict[str, str]:
+    """The query parameters every internal link and page switch carries."""
+    ss = st.session_state
+    params = {"lang": ss.get("lang", DEFAULT_LANG)}
+    if ss.get("instructor"):
+        params["instructor"] = "1"
+    if ss.get("progress.token"):  # the student's saved progress (ui/progress/saved.py)
+        params["s"] = ss["progress.token"]
+    return params
+
+
+def persist() -> None:
+    """After the sidebar's widgets ran: the URL says what the session now holds."""
+    params, qp = kept(), st.query_params
+    for name in ("lang", "instructor", "s"):
+        if name in params:
+            if qp.get(name) != params[name]:
+                qp[name] = params[name]
+        elif name in qp:
+            del qp[name]
+    st.session_state[_WRITTEN] = params

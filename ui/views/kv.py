@@ -1,0 +1,112 @@
+"""The paged KV cache drawn: block pool, memory split over time, block tables, and why a request was refused."""
+from __future__ import annotations
+
+from html import escape
+
+import streamlit as st
+
+from engine import LiveRun, blocks_to_reserve, free_runs, kv_split
+from ui.playback import client_player
+from ui.playback.derived import derived
+from ui.playback.live_chart import live_chart
+from ui.shell.i18n import lang, t
+from ui.shell.style import font_scale, scaled
+from ui.views.base import DERIVING, animating, chart_config, colors, html_view, over_run, view_labels
+from viz.blocks import block_pool, pool_frames
+from viz.charts import memory_split, split_frames, split_legend_html
+from viz.html import block_tables_html
+
+def kv_rows(run: LiveRun) -> list[dict]:
+    """The memory split per step. Until the run ends, a request is assumed to use its max_tokens."""
+    key = ("kv", run.done)
+    with DERIVING:
+        rows = derived(run).setdefault(key, [])
+        if len(rows) < run.frames:
+            final = {rid: r.num_prompt_tokens + (r.num_output_tokens if r.is_finished else r.sampling_params.max_tokens)
+                     for rid, r in run.recorder.requests.items()}
+            rows += [kv_split(s, final) for s in run.snapshots[len(rows):]]
+    return rows
+
+
+def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = True,
+           selected: list[str] | None = None) -> None:
+    """Block pool, memory split over time, and the block tables of the selected requests (default:
+    the ones running now)."""
+    frame = min(frame, run.frames - 1)
+    snap, lab, clock = run.snapshots[frame], view_labels(), client_player.current()
+    pool = block_pool(snap, colors(run), lab, title=_pool_title(snap), hover=not animating())
+    def made() -> dict:
+        snaps = run.snapshots[:client_player.shown(run)]
+        return pool_frames(snaps, colors(run), [_pool_title(s) for s in snaps])
+    frames = clock and client_player.animated(f"{key}.pool", lambda: client_player.run_frames(run, ("pool", lang()), made))
+    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale(), frames=frames,
+               clock=clock and client_player.clock_args(clock))
+    if clock is None:
+        refusal_note(run, frame)
+    else:  # the note as HTML, in the colours of st.warning
+        html_view(run, frame, ("refusal", lang()), lambda i: "".join(
+            f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)), f"{key}.refusal")
+    frames = clock and client_player.animated(f"{key}.split", lambda: client_player.run_frames(
+        run, ("split",), lambda: split_frames(kv_rows(run)[:client_player.shown(run)])))
+    live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
+               f"{key}.split", scaled(240), chart_config(), font_scale=font_scale(), frames=frames,
+               clock=clock and client_player.clock_args(clock))
+    st.html(split_legend_html(lab))
+    if show_tables:
+        st.caption(t("kv.tables_caption"))
+        html_view(run, frame, ("tables", lang(), tuple(selected or ())), lambda i: _tables(run, i, selected, lab),
+              f"{key}.tables")
+
+
+def _pool_title(snap) -> str:
+    return t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks, partial=snap.num_partial_blocks)
+
+
+def _tables(run: LiveRun, frame: int, selected: list[str] | None, lab: dict) -> str:
+    snap = run.snapshots[frame]
+    shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
+    widest = _widest_table(run) if run.done else max((len(tb) for tb in snap.block_tables.values()), default=1)
+    return f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), lab, widest)}</div>'
+
+
+def _widest_table(run: LiveRun) -> int:
+    """The longest block table of an ended run (every frame's table is drawn that wide), scanned once."""
+    cache = derived(run)
+    if "widest_table" not in cache:  # not setdefault: its default would scan every snapshot each call
+        cache["widest_table"] = max((len(tb) for s in run.snapshots for tb in s.block_tables.values()), default=1)
+    return cache["widest_table"]
+
+
+def refusals(run: LiveRun, frame: int) -> list[str]:
+    """Why the contiguous layout turned a request away at this frame, in words."""
+    snap, notes = run.snapshots[min(frame, run.frames - 1)], []
+    for rid, why in snap.blocked.items():
+        if why == "fragmentation":
+            view = snap.requests[rid]
+            need = blocks_to_reserve(view.num_prompt_tokens, view.max_tokens, run.config)
+            notes.append(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
+                           largest=max(free_runs(snap.block_ref_count), default=0)))
+    return notes
+
+
+def refusal_note(run: LiveRun, frame: int) -> None:
+    """Explain, at the moment it happens, why the contiguous layout turned a request away."""
+    for note in refusals(run, frame):
+        st.warning(note)
+
+
+def peak_blocks(run: LiveRun) -> int:
+    """The most KV blocks in use at any step: the memory this run needed."""
+    return over_run(run, "peak_blocks", lambda: max((s.num_used_blocks for s in run.snapshots), default=0))
+
+
+def blocks_saved_by_sharing(run: LiveRun) -> int:
+    """At the step where sharing saved most: blocks that would have been separate copies (each extra
+    reference to a shared block is one block not allocated)."""
+    return over_run(run, "saved_by_sharing", lambda: max(
+        (sum(r - 1 for r in s.block_ref_count if r > 1) for s in run.snapshots), default=0))
+
+
+def first_refusal(run: LiveRun) -> int | None:
+    return over_run(run, "first_refusal", lambda: next(
+        (i for i, s in enumerate(run.snapshots) if "fragmentation" in s.blocked.values()), None))

@@ -1,0 +1,99 @@
+"""The slot timeline, the queue at the door and the side-by-side columns of runs on one step axis."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import streamlit as st
+
+from engine import LiveRun
+from ui.playback import client_player
+from ui.playback.derived import derived
+from ui.playback.live_chart import figure_json, live_chart
+from ui.shell.i18n import lang, t
+from ui.shell.style import font_scale, scaled
+from ui.views.base import (DERIVING, MIN_FIT, animating, chart_config, colors, heading_html, html_view, total_frames,
+                           view_labels)
+from ui.views.results import metrics_panel
+from viz.html import queue_html
+from viz.timeline import slot_timeline, timeline_column, timeline_frames
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a timeline is drawn. `fit`: the timeline is the page's main picture and takes the window's height
+    left below it."""
+    title: str = ""
+    by_class: bool = False
+    height: int = 300
+    fit: bool = False
+
+
+def timeline_columns(run: LiveRun, frame: int, by_class: bool):
+    key = ("timeline", lang(), by_class)
+    snaps, color_of, lab = run.snapshots, colors(run, by_class), view_labels()
+    with DERIVING:
+        cols = derived(run).setdefault(key, [])
+        for i in range(len(cols), min(frame + 1, len(snaps))):
+            cols.append(timeline_column(snaps[i], snaps[i - 1] if i else None, color_of, lab))
+    return cols
+
+
+def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str, look: Look = Look()) -> None:
+    """`total`: the steps on the axis, or how to count them (playing runs still computed in the browser, the
+    next chunk's frames are made later, on a longer axis)."""
+    title, by_class, height = look.title, look.by_class, look.height
+    frame = min(frame, run.frames - 1)
+    total_now = total if callable(total) else lambda: total
+    total = total_now()
+    clock, frames = client_player.current(), None
+    if clock is None:
+        fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(), height=scaled(height),
+                            title=title, hover=not animating())
+    else:
+        def made() -> dict:
+            n = client_player.shown(run)
+            return timeline_frames(timeline_columns(run, n - 1, by_class)[:n], total_now())
+        frames = client_player.animated(key, lambda: client_player.run_frames(run, ("timeline", by_class, total_now()),
+                                                                              made))
+        # the browser draws every frame's picture, marks, window and cursor itself: what the figure keeps
+        # (axes, titles, sizes) does not change with the frame, so one is built for all sessions
+        cache = derived(run)
+        fig = cache.get(base := ("timeline-base", lang(), by_class, total, scaled(height), title))
+        if fig is None:
+            fig = cache[base] = figure_json(slot_timeline(timeline_columns(run, 0, by_class), 0, total,
+                                                          view_labels(), height=scaled(height), title=title,
+                                                          hover=False))
+    live_chart(fig, key, scaled(height), chart_config(), fit=(MIN_FIT, scaled(height) * 2) if look.fit else None,
+               font_scale=font_scale(), frames=frames, clock=clock and client_player.clock_args(clock))
+
+
+def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:
+    with st.container(key=key):
+        color_of, lab = colors(run, by_class), view_labels()
+        html_view(run, frame, ("queue", lang(), by_class), lambda i: queue_html(run.snapshots[i], color_of, lab), key)
+
+
+def _run_heading(page: str, run: LiveRun, runs: list[LiveRun], frame: int, text: str) -> None:
+    """A column's title; "done at step n" appears once the player passes the run's end."""
+    done_at = f" · {t('svc.done_at', step=run.frames - 1)}" if run.done else ""
+
+    def at(f: int) -> str:
+        return heading_html(text + (done_at if run.done and f >= run.frames else ""), run.label)
+    if client_player.current() is None:
+        st.html(at(frame))
+    else:
+        client_player.html_view(f"{page}.h.{run.label}", lambda: client_player.run_frames(
+            run, ("heading", text, done_at, total_frames(runs)),
+            lambda: client_player.encode([at(f) for f in range(total_frames(runs))])), at(frame))
+
+
+def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bool = False, height: int = 300) -> None:
+    """One column per run, all on the same step axis: timeline, the queue at the door, live metrics."""
+    for col, run in zip(st.columns(len(runs)), runs):
+        with col:
+            _run_heading(page, run, runs, frame, title(run))
+            timeline(run, frame, lambda: total_frames(runs), f"{page}.tl.{run.label}",
+                     Look(by_class=by_class, height=height, fit=True))
+            queue(run, frame, key=f"{page}.q.{run.label}", by_class=by_class)
+            metrics_panel(run, frame, key=f"{page}.m.{run.label}")
