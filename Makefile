@@ -35,11 +35,11 @@ postgresql:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
 run: $(VENV)/.installed
-	$(PY) -m ui.shell.serve --server.port $(PORT)
+	$(PY) -m ui.serve --server.port $(PORT)
 
 # A room: every network interface, only with an instructor passcode (SERVING_LAB_PASSCODE or .streamlit/secrets.toml)
 class: $(VENV)/.installed
-	$(PY) -m ui.shell.serve --class --server.port $(PORT)
+	$(PY) -m ui.serve --class --server.port $(PORT)
 
 test: $(VENV)/.dev-installed chromium postgresql
 	$(VENV)/bin/ruff check .

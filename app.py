@@ -1,17 +1,21 @@
 """Serving Lab: navigation, the language switch and the shared sidebar; every page runs inside this frame."""
 import streamlit as st
 
+from ui.instructor import moments, poll
+from ui.labs import model_picker
+from ui.progress import saved as progress
 from ui.shell import nav, sidebar, style, url_state
 from ui.views import lesson
-from ui.instructor import poll
-from ui.progress import saved as progress
 
 st.set_page_config(page_title="Serving Lab", page_icon="🧪", layout="wide")
 url_state.restore()  # ?lang= and ?instructor= first: a deep link or reload opens as it was left
 progress.restore()  # ?s=: a student's saved progress
 sidebar.language_switch()  # before the navigation: page titles in it are translated
 page = nav.navigation(lesson.render)
-sidebar.render()
+model_picker.sidebar_picker()
+sidebar.instructor_switch()
+progress.sidebar_line()
+moments.sidebar_list()
 url_state.persist()
 style.apply()
 progress.notices()

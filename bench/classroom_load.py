@@ -8,7 +8,7 @@
    (fixed-batch-holes, chat-and-reports, contiguous-vs-paged, support-bot-sla) and stay open. The
    process's resident memory after the first and after the last gives the memory per additional
    session; the CPU seconds each session cost are printed too.
-2. Time to first frame: for each N in `--concurrent`, a fresh `python -m ui.shell.serve` (its run cache empty)
+2. Time to first frame: for each N in `--concurrent`, a fresh `python -m ui.serve` (its run cache empty)
    and N real sessions on its websocket (bench/ws_student.py: what a browser sends, nothing drawn) that
    press the same moment at random moments within 5 s; each session's time from its press until the
    first frame is drawn, and until it plays (▶ pressed at once). p50/p95, how many within 10 s, and the
@@ -118,13 +118,13 @@ def finish_shared_runs() -> None:
 
 @contextlib.contextmanager
 def lab_server(env: dict | None = None):
-    """`python -m ui.shell.serve` on a free loopback port, as `make run` starts it (its run cache starts empty);
+    """`python -m ui.serve` on a free loopback port, as `make run` starts it (its run cache starts empty);
     its output goes to a temporary file, named when the measurement fails."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     log = tempfile.NamedTemporaryFile("w+", prefix="classroom-server-", suffix=".log", delete=False)
-    server = subprocess.Popen([sys.executable, "-m", "ui.shell.serve", "--server.port", str(port), "--server.address",
+    server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
                                "127.0.0.1", "--server.headless", "true"], cwd=ROOT, stdout=log,
                               stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"

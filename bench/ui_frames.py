@@ -83,7 +83,7 @@ def browser(trace: Path, seconds: float) -> tuple[float, dict[str, float]]:
     from playwright.sync_api import sync_playwright
 
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "ui.shell.serve", "--server.port", str(port),
+    server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port),
                                "--server.address", "127.0.0.1", "--server.headless", "true"], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

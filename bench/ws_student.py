@@ -1,7 +1,7 @@
 """A student's session over Streamlit's own websocket, as a browser holds one, drawing nothing.
 
 The classroom benchmark (bench/classroom_load.py) uses it to put forty real sessions on one
-`python -m ui.shell.serve` server without forty browsers on the same two cores: each student connects to
+`python -m ui.serve` server without forty browsers on the same two cores: each student connects to
 `/_stcore/stream`, asks for a page, clicks buttons by their label (a widget trigger, as a browser
 sends), keeps the fragment timers the server asks for (`auto_rerun`, as the browser's player does) and
 notes when the page's frame counter shows a frame, and fetches the frame files the page names (what a

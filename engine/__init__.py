@@ -4,8 +4,8 @@ This module is the public contract: the UI, the CLI and the tests import from he
 `engine.core` is the serving loop (read it first), `engine.lab` the workloads, runs, traces and
 metrics around it, and `engine.models` the model loaders.
 """
-from engine.config import (BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, ConfigError, EngineConfig,
-                           ModelConfig, cdiv, cuda_available, resolve_device)
+from engine.config import (BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig, ModelConfig, cdiv,
+                           cuda_available, resolve_device)
 from engine.core.contiguous import blocks_to_reserve
 from engine.core.llm_engine import LLMEngine, planned_runtime, runtime_of
 from engine.core.request import SLO, FinishReason, Request
@@ -16,9 +16,10 @@ from engine.lab.metrics import free_runs, kv_split, kv_timeline, request_metrics
 from engine.lab.trace import Trace, TraceError, TraceRequest, read_trace, write_trace
 from engine.lab.workload import PRESETS, Arrivals, Lengths, RequestClassSpec, Workload, preset
 from engine.llm import LLM, RequestOutput
-from engine.messages import MESSAGES, EngineError, EngineMessage
+from engine.messages import MESSAGES, ConfigError, EngineError, EngineMessage
 from engine.messages import render as render_message
-from engine.models.loader import MODEL_CHOICES, LoadedModel, cache_root, load_model
+from engine.models.loaded import LoadedModel, cache_root
+from engine.models.loader import DEFAULT_MODEL, MODEL_CHOICES, load_model
 from engine.sampling_params import SamplingParams
 
 __all__ = [
@@ -33,7 +34,7 @@ __all__ = [
     # requests and what each step records
     "Request", "SLO", "FinishReason", "StepSnapshot", "StepStats", "RequestView",
     # models
-    "load_model", "LoadedModel", "MODEL_CHOICES", "cache_root",
+    "load_model", "LoadedModel", "DEFAULT_MODEL", "MODEL_CHOICES", "cache_root",
     # the lab: workloads, runs, traces, metrics
     "Workload", "RequestClassSpec", "Arrivals", "Lengths", "PRESETS", "preset", "LiveRun", "RunResult",
     "run_requests", "engine_config_for", "workload_requests", "measure_decode", "measure_batch_curve",

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.config import BACKENDS, BATCHERS, ConfigError
+from engine.config import BACKENDS, BATCHERS
+from engine.messages import ConfigError
 from engine.models.loader import DEFAULT_MODEL, MODEL_CHOICES
 from engine.lab.trace import TraceError
 

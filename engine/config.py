@@ -6,17 +6,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.core.policy import POLICIES
-from engine.messages import EngineError
+from engine.messages import ConfigError
 
 
 def cdiv(a: int, b: int) -> int:
     """Ceiling division: the blocks that `a` tokens fill at `b` tokens a block."""
     return -(-a // b)
-
-
-class ConfigError(EngineError):
-    """A configuration that cannot work; the message says what to change."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +79,9 @@ BATCHERS = ("continuous", "static")
 KV_LAYOUTS = ("paged", "contiguous")
 PREEMPTION_MODES = ("recompute", "swap")
 BACKENDS = ("auto", "torch", "triton")
+# The queue orders' names, here because the core reads its settings from this module (engine.core.policy holds
+# the orders themselves, one class per name, and checks at import that they are these).
+POLICIES = ("fcfs", "sjf", "priority", "edf")
 DTYPE_NAMES = ("auto", "float32", "bfloat16", "float16")
 
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from engine.config import EngineConfig
 from engine.core.llm_engine import LLMEngine
-from engine.models.loader import DEFAULT_MODEL, LoadedModel, load_model
+from engine.models.loaded import LoadedModel
+from engine.models.loader import DEFAULT_MODEL, load_model
 from engine.lab.metrics import request_metrics
 from engine.core.request import Request
 from engine.sampling_params import SamplingParams

@@ -126,3 +126,7 @@ class EngineError(ValueError):
     @property
     def code(self) -> str | None:
         return self.message.code if self.message else None
+
+
+class ConfigError(EngineError):
+    """A configuration that cannot work; the message says what to change."""

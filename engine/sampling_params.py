@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.config import ConfigError
+from engine.messages import ConfigError
 
 
 @dataclass(frozen=True)

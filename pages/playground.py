@@ -6,10 +6,12 @@ import streamlit as st
 from engine import PRESETS, ConfigError, TraceError, preset, read_trace
 from ui.labs import downloads, experiments
 from ui.views import base, kv, results, slots
+from ui.shell.style import CHART_CONFIG
 from ui.shell.i18n import choice, engine_message, labels, run_name, t
 from ui.labs.knobs import apply_hints, engine_knobs
 from ui.playback.player import player
 from ui.labs.workload_editor import editor, to_workload
+from ui.labs import models
 from viz.charts import history_chart
 
 PAGE = "playground"
@@ -124,7 +126,7 @@ if runs:
                     memory_split(kv.kv_rows(run), last, run.frames, vl, legend=True)]
 
         safe = name.replace(" ", "").replace("·", "-").replace("#", "run")
-        downloads.buttons(run, safe, {"model": ss.get("model", "tiny"), "workload": name}, figures, lab)
+        downloads.buttons(run, safe, {"model": models.chosen(), "workload": name}, figures, lab)
 
 history = ss[f"{PAGE}.history"]
 if history:
@@ -137,7 +139,7 @@ if history:
     metric = choice(st.selectbox, t("pg.compare_metric"), metrics, f"{PAGE}.metric", "hist.")
     chart_rows = [{"name": row["name"], metric: row[metric]} for row in history]
     st.plotly_chart(history_chart(chart_rows, metric, t(f"hist.{metric}")), key=f"{PAGE}.history_chart",
-                    config=base.CHART_CONFIG, theme=None)
+                    config=CHART_CONFIG, theme=None)
     c = st.columns([2, 2, 6])
     c[0].download_button(t("pg.history_csv"), lambda: downloads.table_csv(table), "history.csv", "text/csv",
                          key=f"{PAGE}.history_csv", on_click="ignore")

@@ -4,10 +4,10 @@ import streamlit as st
 from engine import POLICIES, request_metrics
 from ui.labs import experiments
 from ui.instructor import moments
-from ui.views import base, results, slots
+from ui.views import results, slots
 from ui.shell.i18n import choice, class_name, labels, t
 from ui.playback.player import player
-from ui.shell.style import scale_fonts, scaled
+from ui.shell.style import CHART_CONFIG, scale_fonts, scaled
 from viz.charts import class_boxes, grouped_bars
 
 PAGE = "policies"
@@ -57,12 +57,12 @@ else:
         c1.markdown(f"**{t('pol.wait_dist')}**")
         boxes = class_boxes(per_request, "queue_steps", lab, height=scaled(320), names=names)
         c1.plotly_chart(scale_fonts(boxes), key=f"{PAGE}.box",
-                        config=base.CHART_CONFIG, theme=None)
+                        config=CHART_CONFIG, theme=None)
         slo = {t(f"pol.{r.label}"): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
                                      if d["slo_attainment"] is not None} for r in runs}
         c2.markdown(f"**{t('pol.slo')}**")
         bars = grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320), names=names)
         c2.plotly_chart(scale_fonts(bars), key=f"{PAGE}.slo",
-                        config=base.CHART_CONFIG, theme=None)
+                        config=CHART_CONFIG, theme=None)
         results.summary_table(runs)
         results.save_runs(runs, PAGE)

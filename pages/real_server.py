@@ -3,6 +3,7 @@ import streamlit as st
 
 from ui.instructor import moments
 from ui.labs import server_panels as real_server
+from ui.labs import models
 
 PAGE = "real-server"
 ss = st.session_state
@@ -14,7 +15,7 @@ if pending and pending.workload:
 info = real_server.server_panel(PAGE)
 run, sweep = real_server.load_panel(PAGE)
 if pending and info is None:  # a lecture moment brings its own server, then runs
-    real_server.start_lab_server(ss.get("model", "tiny"))
+    real_server.start_lab_server(models.chosen())
     ss.pop(f"{PAGE}.url")
     ss["pending_moment"] = pending.id
     st.rerun()

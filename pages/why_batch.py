@@ -4,9 +4,9 @@ import streamlit as st
 from engine import measure_batch_curve
 from ui.instructor import moments
 from ui.shell.i18n import labels, t
+from ui.labs import models
 from ui.labs.models import get_model
-from ui.shell.style import scale_fonts, scaled
-from ui.views.base import CHART_CONFIG
+from ui.shell.style import CHART_CONFIG, scale_fonts, scaled
 from viz.charts import batch_curve
 
 PAGE = "why-batch"
@@ -24,12 +24,12 @@ new_tokens = c[1].number_input(t("wb.new_tokens"), 4, 64, 16, key=f"{PAGE}.token
 measure = c[2].button(t("wb.measure"), type="primary", key=f"{PAGE}.measure", disabled=not sizes)
 
 if (measure or pending) and sizes:
-    loaded = get_model(ss.get("model", "tiny"))
+    loaded = get_model(models.chosen())
     bar = st.progress(0.0, text=t("wb.measuring"))
     rows = measure_batch_curve(loaded, sizes, new_tokens, REPS,
                                lambda frac, b: bar.progress(frac, text=t("wb.measuring_b", b=b)))
     bar.empty()
-    ss[f"{PAGE}.rows"] = {"model": ss.get("model", "tiny"), "rows": rows}
+    ss[f"{PAGE}.rows"] = {"model": models.chosen(), "rows": rows}
 
 result = ss.get(f"{PAGE}.rows")
 if not result:

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engine.config import ModelConfig
 from engine.models.loader import TINY_DIR, load_model
-from engine.core.model import LlamaForCausalLM
+from engine.models.llama import LlamaForCausalLM
 from engine.models.tokenizer import ByteTokenizer
 
 BOS, EOS = ByteTokenizer.bos_token_id, ByteTokenizer.eos_token_id

@@ -1,4 +1,4 @@
-"""Shared pieces of the browser tests: the lab served by `python -m ui.shell.serve` on a free port, Debian's
+"""Shared pieces of the browser tests: the lab served by `python -m ui.serve` on a free port, Debian's
 chromium driven by Playwright, and helpers that wait as a person would (for the script to go idle).
 
 Installs nothing: `make test` makes sure /usr/bin/chromium and a CJK font are there. Screenshots go
@@ -33,7 +33,7 @@ def server(tmp_path_factory):
     env = {**os.environ, "SERVING_LAB_CACHE": str(tmp_path_factory.mktemp("cache"))}
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / "server.log", "w")  # the server's own output, for when a test fails
-    proc = subprocess.Popen([sys.executable, "-m", "ui.shell.serve", "--server.port", str(port), "--server.address",
+    proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
                              "127.0.0.1", "--server.headless", "true"], cwd=ROOT, env=env, stdout=log,
                             stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -1,4 +1,4 @@
-"""The lab in a real browser: Debian's chromium driven by Playwright against `python -m ui.shell.serve`.
+"""The lab in a real browser: Debian's chromium driven by Playwright against `python -m ui.serve`.
 Screenshots of every page go to tests/artifacts/ (ignored by git)."""
 import re
 import time

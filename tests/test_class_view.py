@@ -21,7 +21,7 @@ NAME = "Zelda Quorum"  # a name that appears nowhere else in the lab
 
 @pytest.fixture(autouse=True)
 def app_frame_every_run(monkeypatch):
-    """Every run goes through app.py, as under `python -m ui.shell.serve` (which turns the pages-folder mode off).
+    """Every run goes through app.py, as under `python -m ui.serve` (which turns the pages-folder mode off).
     AppTest turns that mode back on before each run, and a rerun would then run the page file alone: no
     sidebar, and no poll banner, which app.py draws."""
     init = PagesManager.__init__

@@ -7,7 +7,8 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from engine import LLM, EngineConfig, LLMEngine, SamplingParams
-from engine.config import ConfigError, resolve_device, resolve_dtype
+from engine.config import resolve_device, resolve_dtype
+from engine.messages import ConfigError
 from engine.models.loader import load_model
 
 ROOT = Path(__file__).resolve().parent.parent

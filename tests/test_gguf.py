@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.config import ConfigError
+from engine.messages import ConfigError
 from engine.models.gguf_loader import _write_cache, hf_name, load_gguf, smollm2_gguf_path, unpermute
 from tests.conftest import dense_greedy
 

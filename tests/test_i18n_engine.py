@@ -8,7 +8,8 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from engine.config import ConfigError, EngineConfig
+from engine.config import EngineConfig
+from engine.messages import ConfigError
 from engine.core.llm_engine import LLMEngine
 from engine.messages import MESSAGES, EngineMessage
 from engine.lab.recorder import RunRecorder

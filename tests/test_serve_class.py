@@ -1,4 +1,4 @@
-"""Serving a room: `make class` (python -m ui.shell.serve --class) listens beyond localhost only with an instructor
+"""Serving a room: `make class` (python -m ui.serve --class) listens beyond localhost only with an instructor
 passcode, and says where at start-up; `make run` stays on localhost."""
 import os
 import subprocess
@@ -41,7 +41,7 @@ def test_without_the_class_flag_the_lab_stays_on_localhost(no_passcode, monkeypa
 
 def test_make_class_and_make_run_start_the_lab_this_way():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "-m ui.shell.serve --class" in makefile.split("\nclass:", 1)[1].split("\n\n", 1)[0]
+    assert "-m ui.serve --class" in makefile.split("\nclass:", 1)[1].split("\n\n", 1)[0]
     assert "--server.address" not in makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]  # serve's localhost default
 
 
@@ -49,7 +49,7 @@ def test_the_serve_command_refuses_a_class_without_a_passcode_and_starts_nothing
     if passcode.SECRETS.is_file():
         pytest.skip(f"{passcode.SECRETS} exists here: the command would read its passcode")
     env = {k: v for k, v in os.environ.items() if k != passcode.ENV}
-    done = subprocess.run([sys.executable, "-m", "ui.shell.serve", "--class", "--server.port", "8602"], cwd=ROOT, env=env,
+    done = subprocess.run([sys.executable, "-m", "ui.serve", "--class", "--server.port", "8602"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert "Refusing to serve a class" in done.stderr and "拒绝为课堂开放服务" in done.stderr

@@ -75,7 +75,7 @@ def test_hf_folder_errors_say_what_was_expected(tmp_path):
 
     import pytest
 
-    from engine.config import ConfigError
+    from engine.messages import ConfigError
     from engine.models.loader import load_model
 
     with pytest.raises(ConfigError, match="no model named"):

@@ -16,9 +16,10 @@ import torch
 
 from engine.core.allocator import KVAllocator
 from engine.core.block_manager import BlockManager
-from engine.config import ConfigError, EngineConfig, resolve_device, resolve_dtype
+from engine.config import EngineConfig, resolve_device, resolve_dtype
+from engine.messages import ConfigError
 from engine.core.contiguous import ContiguousAllocator
-from engine.models.loader import LoadedModel
+from engine.models.loaded import LoadedModel
 from engine.core.policy import make_policy
 from engine.core.request import SLO, FinishReason, Request
 from engine.core.runner import ModelRunner

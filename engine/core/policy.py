@@ -10,8 +10,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # annotations only: config reads POLICIES from here, and request imports config
+from engine.config import POLICIES, EngineConfig
+
+if TYPE_CHECKING:  # annotations only: the scheduler hands the policy its requests
     from engine.core.request import Request
+
+AGING_STEPS = EngineConfig.priority_aging_steps  # the default lives with the engine's other settings
 
 
 class Policy:
@@ -57,7 +61,7 @@ class PriorityWithAging(Policy):
     name = "priority"
     preemptive = True
 
-    def __init__(self, aging_steps: int = 100):
+    def __init__(self, aging_steps: int = AGING_STEPS):
         self.aging_steps = aging_steps
 
     def urgency(self, request: Request, step: int) -> float:
@@ -89,10 +93,11 @@ class EDF(Policy):
 
 
 POLICY_CLASSES = (FCFS, SJF, PriorityWithAging, EDF)
-POLICIES = tuple(cls.name for cls in POLICY_CLASSES)  # the one list of names: config, CLI and UI read it
+if tuple(cls.name for cls in POLICY_CLASSES) != POLICIES:
+    raise ImportError(f"engine.config.POLICIES {POLICIES} and the policy classes here disagree")
 
 
-def make_policy(name: str, aging_steps: int = 100) -> Policy:
+def make_policy(name: str, aging_steps: int = AGING_STEPS) -> Policy:
     if name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}: choose one of {', '.join(POLICIES)}")
     cls = POLICY_CLASSES[POLICIES.index(name)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from engine.core.allocator import CacheOps, KVAllocator
-from engine.core.model import LlamaForCausalLM, PagedContext
+from engine.models.llama import LlamaForCausalLM, PagedContext
 from engine.core.sampler import sample
 from engine.core.scheduler import ScheduledRequest
 from kernels import AttentionBackend, AttentionMetadata

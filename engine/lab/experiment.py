@@ -8,7 +8,7 @@ from typing import Callable
 
 from engine.config import EngineConfig
 from engine.core.llm_engine import LLMEngine
-from engine.models.loader import LoadedModel
+from engine.models.loaded import LoadedModel
 from engine.lab.metrics import summarize
 from engine.lab.recorder import RunRecorder
 from engine.core.request import Request

@@ -22,7 +22,7 @@ import torch
 
 from engine.config import POLICIES, EngineConfig
 from engine.core.llm_engine import LLMEngine
-from engine.models.loader import LoadedModel
+from engine.models.loaded import LoadedModel
 from engine.core.request import SLO, FinishReason
 from engine.sampling_params import SamplingParams
 

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from engine.config import ConfigError
+from engine.messages import ConfigError
 from engine.core.request import SLO
 from engine.sampling_params import SamplingParams
 from engine.lab.trace import TraceRequest

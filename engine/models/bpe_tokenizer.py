@@ -8,7 +8,7 @@ from pathlib import Path
 from tokenizers import AddedToken, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as HFTokenizer
 
-from engine.config import ConfigError
+from engine.messages import ConfigError
 from engine.models.tokenizer import chatml
 
 # GGUF `tokenizer.ggml.pre` values whose split we reproduce. smollm/starcoder/refact: llama.cpp splits

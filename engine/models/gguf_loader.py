@@ -18,8 +18,10 @@ from typing import Callable
 import torch
 
 from engine.models.bpe_tokenizer import BPETokenizer
-from engine.config import ConfigError, ModelConfig
-from engine.core.model import LlamaForCausalLM
+from engine.config import ModelConfig
+from engine.messages import ConfigError
+from engine.models.llama import LlamaForCausalLM
+from engine.models.loaded import LoadedModel, cache_root
 
 __all__ = ["BPETokenizer", "load_gguf", "smollm2_gguf_path", "config_from_gguf", "cache_dir"]
 
@@ -46,15 +48,11 @@ def smollm2_gguf_path() -> Path:
 
 
 def cache_dir(sha256: str) -> Path:
-    from engine.models.loader import cache_root  # loader imports this module
-
     return cache_root() / sha256[:16]
 
 
 def load_gguf(path: str | Path, name: str, progress: Callable[[str, float], None] | None = None):
     """Load a GGUF model (from the cache after the first time) as a LoadedModel."""
-    from engine.models.loader import LoadedModel  # loader imports this module
-
     progress = progress or (lambda msg, frac: None)
     path = Path(path)
     _check_magic(path)

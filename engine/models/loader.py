@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import json
-import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import torch
 
-from engine.config import ConfigError, ModelConfig, resolve_device, resolve_dtype
-from engine.core.model import LlamaForCausalLM
+from engine.config import ModelConfig, resolve_device, resolve_dtype
+from engine.messages import ConfigError
+from engine.models.llama import LlamaForCausalLM
+from engine.models.loaded import LoadedModel, Progress
 from engine.models.tokenizer import ByteTokenizer, Tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -22,22 +21,6 @@ MODEL_CHOICES = ("tiny", "smollm2", "random-small")
 RANDOM_SMALL = ModelConfig(vocab_size=259, hidden_size=64, intermediate_size=176, num_hidden_layers=2,
                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                            rope_theta=10000.0, bos_token_id=256, eos_token_id=257, initializer_range=0.5)
-
-Progress = Callable[[str, float], None]
-
-
-@dataclass
-class LoadedModel:
-    name: str
-    model: LlamaForCausalLM
-    tokenizer: Tokenizer
-    source: str  # where the weights came from, for the UI and the CLI
-
-
-def cache_root() -> Path:
-    """Where derived files live (dequantized weights, the chart component): $SERVING_LAB_CACHE or ~/.cache."""
-    return Path(os.environ.get("SERVING_LAB_CACHE") or Path.home() / ".cache" / "serving-lab")
-
 
 def _noop(msg: str, frac: float) -> None:
     pass
@@ -57,7 +40,7 @@ def load_model(name_or_path: str = DEFAULT_MODEL, dtype: torch.dtype | str = "au
         loaded = _load_hf_dir(TINY_DIR, "tiny", progress)
         loaded.tokenizer = ByteTokenizer()
     elif name_or_path == "smollm2":
-        from engine.models.gguf_loader import load_gguf, smollm2_gguf_path
+        from engine.models.gguf_loader import load_gguf, smollm2_gguf_path  # needs gguf and tokenizers
         loaded = load_gguf(smollm2_gguf_path(), "smollm2", progress)
     else:
         path = Path(name_or_path)
@@ -95,7 +78,7 @@ def _load_hf_dir(path: Path, name: str, progress: Progress) -> LoadedModel:
 
 
 def _hf_tokenizer(path: Path, cfg: ModelConfig) -> Tokenizer:
-    from engine.models.gguf_loader import BPETokenizer
+    from engine.models.bpe_tokenizer import BPETokenizer  # needs tokenizers: only models that ship one load it
 
     return BPETokenizer.from_file(path / "tokenizer.json", eos_token_ids=cfg.eos_token_ids,
                                   bos_token_id=cfg.bos_token_id)

@@ -108,7 +108,7 @@ def run_engine_core(conn, model: str, loaded, config, num_threads: int) -> None:
         loaded = loaded or load_model(model, dtype=getattr(torch, config.dtype), device=config.device)
         engine = LLMEngine(loaded, config, snapshots=False)  # a server reads counters, not the cache's picture
     except Exception as e:  # reported to the API server, which prints it and exits
-        from engine.config import ConfigError
+        from engine.messages import ConfigError
         conn.send(("failed", str(e) if isinstance(e, ConfigError) else f"{type(e).__name__}: {e}"))
         return
     conn.send(("ready", CoreInfo(loaded.tokenizer, engine.config.max_model_len, loaded.source,

@@ -144,3 +144,13 @@ def page_header(page_id: str, prefix: str, defaults: dict):
         moment_buttons(page_id)
     narration(page_id)
     return pending, setup
+
+
+def sidebar_list() -> None:
+    """In instructor mode, every lecture moment in the sidebar, one click from the room."""
+    if not st.session_state.get("instructor"):
+        return
+    with st.sidebar.expander(t("side.moments"), expanded=True):
+        for p in all_moments().values():
+            if st.button(f"🎓 {title(p.id)}", key=f"side.moment.{p.id}", help=p.narration[lang()], width="stretch"):
+                open_moment(p.id)

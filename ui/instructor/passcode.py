@@ -1,5 +1,5 @@
 """The instructor passcode: from the environment (SERVING_LAB_PASSCODE) or .streamlit/secrets.toml
-(`instructor_passcode`). Streamlit-free, so `python -m ui.shell.serve --class` can check it before the server starts.
+(`instructor_passcode`). Streamlit-free, so `python -m ui.serve --class` can check it before the server starts.
 
 The file is read directly rather than through st.secrets: st.secrets also reads the user's home folder and
 needs a running script, and the server must decide before any script runs."""

@@ -9,6 +9,7 @@ from engine import (ConfigError, EngineConfig, LiveRun, Trace, TraceRequest, Wor
                     workload_requests)
 from ui.playback import player, run_cache
 from ui.shell.i18n import engine_message, run_name, t
+from ui.labs import models
 from ui.labs.models import device, get_model
 
 CONFIG_FIELDS = {f.name for f in dataclasses.fields(EngineConfig)}
@@ -25,7 +26,7 @@ def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]],
     A recorded run is shared by every session that asks for the same one (ui.playback.run_cache).
     A configuration that cannot work is explained inline, and the previous runs are kept."""
     try:
-        model_name = st.session_state.get("model", "tiny")
+        model_name = models.chosen()
         loaded = get_model(model_name)
         workload = preset(workload).scaled(scale) if isinstance(workload, str) else workload
         if requests is None:

@@ -8,10 +8,16 @@ import threading
 
 import streamlit as st
 
-from engine import LoadedModel, load_model, resolve_device, runtime_of
+from engine import DEFAULT_MODEL, LoadedModel, load_model, resolve_device, runtime_of
 
 MODELS = ("tiny", "smollm2")
-FORCE_CPU = "force_cpu"  # session_state key of the sidebar switch
+MODEL = "model"  # session key: the model the sidebar picked
+FORCE_CPU = "force_cpu"  # session key of the sidebar switch
+
+
+def chosen() -> str:
+    """The model this session's labs run (the sidebar's pick)."""
+    return st.session_state.setdefault(MODEL, DEFAULT_MODEL)
 
 
 class ModelSlot:

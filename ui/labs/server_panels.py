@@ -18,9 +18,9 @@ from engine.server.metric_reader import read_metrics
 from engine.server.replay import run_in_process
 from engine.server.thread import free_port
 from ui.shell.i18n import choice, t
+from ui.labs import models
 from ui.labs.models import get_model
-from ui.shell.style import scaled
-from ui.views.base import ANIMATING_CONFIG, CHART_CONFIG
+from ui.shell.style import ANIMATING_CONFIG, CHART_CONFIG, scaled
 from viz.server import class_latency, gauge_timeline, load_curve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,7 +122,7 @@ def _start(page: str) -> None:
     """A button callback: it runs before the page, so it may set the URL box."""
     ss = st.session_state
     try:
-        ss[f"{page}.url"] = start_lab_server(ss.get("model", "tiny"))
+        ss[f"{page}.url"] = start_lab_server(models.chosen())
     except RuntimeError as e:
         ss[f"{page}.start_error"] = str(e)
 
@@ -185,7 +185,7 @@ def run_live(page: str, url: str) -> None:
     lab = None
     if ss[f"{page}.inprocess"]:
         with st.spinner(t("rs.inprocess_running")):
-            lab = run_in_process(get_model(ss.get("model", "tiny")), EngineConfig(max_num_seqs=MAX_NUM_SEQS),
+            lab = run_in_process(get_model(models.chosen()), EngineConfig(max_num_seqs=MAX_NUM_SEQS),
                                  requests, _spec(url, rate), num_threads=THREADS)
     ss[f"{page}.result"] = {"server": server, "lab": lab}
 
@@ -200,7 +200,7 @@ def run_sweep(page: str, url: str) -> None:
         rows.append({"source": "server", "rate": rate, **_curve_point(result)})
         bar.progress(len(rows) / steps, text=t("rs.sweep_point", rate=rate))
         if ss[f"{page}.inprocess"]:
-            lab = run_in_process(get_model(ss.get("model", "tiny")), EngineConfig(max_num_seqs=MAX_NUM_SEQS),
+            lab = run_in_process(get_model(models.chosen()), EngineConfig(max_num_seqs=MAX_NUM_SEQS),
                                  requests, _spec(url, rate), num_threads=THREADS)
             rows.append({"source": "lab", "rate": rate, **_curve_point(lab)})
             bar.progress(len(rows) / steps, text=t("rs.sweep_point", rate=rate))

@@ -7,6 +7,10 @@ factor through `font_scale` (live charts) or `scale_fonts` (plotly charts)."""
 import streamlit as st
 
 INSTRUCTOR_SCALE = 1.3
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+# While the player runs, charts are static pictures: no hover layers, no modebar. It halves the
+# browser's work per frame, and nobody can hover a moving chart anyway.
+ANIMATING_CONFIG = {"staticPlot": True}
 
 BASE_CSS = """
 <style>

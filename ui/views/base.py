@@ -1,4 +1,4 @@
-"""What every drawn view shares: chart configs, stable colours, the labels the views use, a per-frame HTML
+"""What every drawn view shares: the chart config while playing or not, stable colours, the labels the views use, a per-frame HTML
 view, small HTML tables and the run headings underlined in their run kind's colour."""
 from __future__ import annotations
 
@@ -11,12 +11,9 @@ from engine import LiveRun
 from ui.playback import client_player
 from ui.playback.derived import derived
 from ui.shell.i18n import labels
+from ui.shell.style import ANIMATING_CONFIG, CHART_CONFIG
 from viz.palette import class_indices, color_indices, run_color
 
-CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-# While the player runs, charts are static pictures: no hover layers, no modebar. It halves the
-# browser's work per frame, and nobody can hover a moving chart anyway.
-ANIMATING_CONFIG = {"staticPlot": True}
 MIN_FIT = 200  # a fitted chart is never shorter than this (a small window scrolls instead)
 VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", "slot", "preempted", "waiting",
                "blocked", "waiting_since", "why_slots", "why_budget", "why_memory", "why_fragmentation", "waiting",

@@ -7,6 +7,7 @@ from engine import LiveRun
 from ui.labs import downloads
 from ui.shell.i18n import class_name, lang, run_name, t
 from ui.views.base import fmt, html_table, html_view, metric_grid
+from ui.labs import models
 
 def metrics_panel(run: LiveRun, frame: int, key: str = "metrics") -> None:
     html_view(run, frame, ("metrics", lang()), lambda i: metrics_html(run, i), key)
@@ -63,5 +64,5 @@ def save_runs(runs: list[LiveRun], page: str) -> None:
         st.caption(t("save.help"))
         for run in runs:
             st.download_button(t("save.one", label=run.label), lambda run=run: downloads.trace_text(
-                run, {"model": st.session_state.get("model", "tiny"), "workload": page, "label": run.label}),
+                run, {"model": models.chosen(), "workload": page, "label": run.label}),
                 f"{page}-{run.label}.jsonl", "application/jsonl", key=f"{page}.save.{run.label}", on_click="ignore")

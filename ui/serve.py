@@ -1,4 +1,4 @@
-"""Start the lab: `python -m ui.shell.serve [--class] [streamlit options]` runs `streamlit run app.py` in this process.
+"""Start the lab: `python -m ui.serve [--class] [streamlit options]` runs `streamlit run app.py` in this process.
 
 Streamlit treats a `pages/` folder beside the entry script as an old-style multipage app until the
 first script run calls st.navigation; a deep link (/paged-kv) opened first on a fresh server would
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ui.instructor import passcode
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
+APP = Path(__file__).resolve().parent.parent / "app.py"
 LOCAL, ROOM = "127.0.0.1", "0.0.0.0"
 NO_PASSCODE = f"""Refusing to serve a class: no instructor passcode is set.
   Set one, then start again:   SERVING_LAB_PASSCODE='choose-a-passcode' make class

@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.config import ConfigError, ModelConfig
+from engine.config import ModelConfig
+from engine.messages import ConfigError
 
 
 @dataclass

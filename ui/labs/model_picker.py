@@ -1,0 +1,34 @@
+"""The sidebar's model picker: which model the labs run, whether it is loaded, and what it runs on."""
+from __future__ import annotations
+
+import streamlit as st
+
+from engine import cuda_available, planned_runtime
+from ui.labs import models
+from ui.labs.models import MODELS, is_loaded
+from ui.shell.i18n import choice, t
+from ui.shell.sidebar import bound
+
+
+def device_line(sb, model: str) -> None:
+    """What the engine runs on, read from the loaded model's weights; before loading, where it will load.
+    On a CUDA machine a switch forces CPU (to compare); without CUDA it shows why it is off."""
+    gpu = cuda_available()
+    sb.toggle(t("side.force_cpu"), disabled=not gpu, help=t("side.force_cpu_help") if gpu else t("side.no_gpu"),
+              **bound(models.FORCE_CPU))
+    now = models.runtime(model)
+    if now is not None:
+        device, dtype, backend = now
+        sb.caption(t("side.runs_on", device=device, dtype=dtype, backend=backend))
+    else:
+        device, dtype, backend = planned_runtime(models.device())
+        sb.caption(t("side.loads_on", device=device, dtype=dtype, backend=backend))
+
+
+def sidebar_picker() -> None:
+    sb = st.sidebar
+    models.chosen()  # the default, before the select box shows it
+    choice(sb.selectbox, t("side.model"), MODELS, models.MODEL, "model.")
+    model = models.chosen()
+    sb.caption(t("side.model_loaded") if is_loaded(model) else t("side.model_lazy"))
+    device_line(sb, model)
