@@ -55,7 +55,7 @@ from ui.shell.nav import SECTIONS  # noqa: E402
 MOMENTS = ("fixed-batch-holes", "chat-and-reports", "contiguous-vs-paged", "support-bot-sla")
 PAGE_FILES = {url: path for entries in SECTIONS.values() for url, path, _, _ in entries}
 SKIP = "Skip, just run"  # the prediction form's skip button (English)
-STRINGS = yaml.safe_load((ROOT / "ui" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
 
 
 def rss_mb() -> float:
@@ -248,8 +248,7 @@ def main() -> None:
     if args.play:
         from classroom_playing import playing
 
-        r = report["playing"] = playing(args.play, args.sample, args.seconds, args.moment, args.speed,
-                                        not args.while_computing, not args.server_playback)
+        r = report["playing"] = playing(args)
         charts = ", ".join("-" if c is None else f"{c:.1f}" for c in r["chart_frames_per_s"])
         when = "its runs ended" if r["ended_first"] else "its runs still being computed"
         stalls = "; ".join(", ".join(f"{ms / 1000:.1f} s at {at}" for ms, at in p) or "never" for p in r["stalls"])

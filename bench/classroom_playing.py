@@ -65,8 +65,7 @@ def set_speed(page, speed: int) -> None:
     raise RuntimeError(f"the speed did not change to {speed} steps/s")
 
 
-def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10, ended: bool = True,
-            in_browser: bool = True) -> dict:
+def playing(args) -> dict:
     """N sessions playing the same moment at once: the server's CPU meanwhile, and the frames/s seen in
     `sample` of them, real pages in Debian's chromium (Playwright). The other N - sample are websocket
     students (bench/ws_student.py): the server does for them what it does for a browser (their page,
@@ -75,7 +74,11 @@ def playing(n: int, sample: int, seconds: float, moment_id: str, speed: int = 10
     Everyone presses the moment within a few seconds and then, with `ended` once its runs have ended
     (recorded runs, the room replaying the moment) or else at once (still being computed), picks
     `speed` and presses ▶; the measurement starts when all play. `in_browser`: the server plays
-    recorded runs in the browser (the default; else SERVING_LAB_BROWSER_PLAYBACK=0, see ui/playback/player.py)."""
+    recorded runs in the browser (the default; else SERVING_LAB_BROWSER_PLAYBACK=0, see ui/playback/player.py).
+    `args`: bench/classroom_load.py's (--play N, --sample, --seconds, --moment, --speed, --while-computing,
+    --server-playback)."""
+    n, sample, seconds, moment_id, speed = args.play, args.sample, args.seconds, args.moment, args.speed
+    ended, in_browser = not args.while_computing, not args.server_playback
     import threading
 
     from playwright.sync_api import sync_playwright

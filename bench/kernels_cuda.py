@@ -20,6 +20,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -90,7 +91,15 @@ def fits(batch: int, context: int, shape, elem: int) -> bool:
     return kv * (2 + 2 * 4 // elem) < 0.8 * free
 
 
-def decode_table(tk, batches, contexts, shape, block_size, dtype, peak) -> tuple[list[str], bool]:
+class Layout(NamedTuple):
+    """The K/V cache measured: (q heads, KV heads, head_dim), tokens a block, element type."""
+    shape: tuple[int, int, int]
+    block_size: int
+    dtype: torch.dtype
+
+
+def decode_table(tk, batches, contexts, layout: Layout, peak) -> tuple[list[str], bool]:
+    shape, dtype = layout.shape, layout.dtype
     elem = torch.finfo(dtype).bits // 8
     lines = ["| batch | context | Triton µs | Triton GB/s | % of peak | SDPA dense µs | SDPA GB/s | torch backend µs"
              " | max abs diff vs SDPA |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -100,15 +109,16 @@ def decode_table(tk, batches, contexts, shape, block_size, dtype, peak) -> tuple
             if not fits(batch, context, shape, elem):
                 lines.append(f"| {batch} | {context} | skipped: needs more GPU memory than is free | | | | | | |")
                 continue
-            line, diff = decode_row(tk, batch, context, shape, block_size, dtype, peak)
+            line, diff = decode_row(tk, batch, context, layout, peak)
             lines.append(line)
             ok &= diff < (BF16_TOL if dtype != torch.float32 else 1e-4)
             torch.cuda.empty_cache()
     return lines, ok
 
 
-def decode_row(tk, batch, context, shape, block_size, dtype, peak) -> tuple[str, float]:
+def decode_row(tk, batch, context, layout: Layout, peak) -> tuple[str, float]:
     from kernels import reference
+    shape, block_size, dtype = layout
     heads, kv_heads, head_dim = shape
     q, k_cache, v_cache, meta = paged_case(batch, context, 1, shape, block_size, dtype)
     scale = head_dim ** -0.5
@@ -215,7 +225,7 @@ def main() -> int:
           f"device-to-device copy {copy_gbps():.0f} GB/s "
           f"(read + write). Shape {args.shape} (q heads, KV heads, head_dim = {shape}), bf16, block_size "
           f"{args.block_size}, KV blocks shuffled. µs = median of 10, L2 flushed before each.\n")
-    lines, ok = decode_table(tk, batches, contexts, shape, args.block_size, torch.bfloat16, peak)
+    lines, ok = decode_table(tk, batches, contexts, Layout(shape, args.block_size, torch.bfloat16), peak)
     print("\n".join(lines))
     pre, pre_ok = prefill_table(tk, shape, args.block_size, torch.bfloat16)
     print("\n## Prefill attention\n\n" + "\n".join(pre))

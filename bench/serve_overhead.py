@@ -29,7 +29,7 @@ os.environ["OMP_NUM_THREADS"] = "1"  # before torch loads: the same threading as
 import torch  # noqa: E402
 
 from engine import LLM, SamplingParams  # noqa: E402
-from engine.server.loadgen import LoadSpec, run_load, workload_requests  # noqa: E402
+from engine.server.loadgen import LoadSpec, run_load, bench_requests  # noqa: E402
 from engine.server.thread import free_port  # noqa: E402
 
 REPEATS = 5
@@ -73,7 +73,7 @@ def main() -> None:
     p.add_argument("--max-num-seqs", type=int, default=8)
     args = p.parse_args()
     torch.set_num_threads(1)
-    requests = workload_requests(args.workload, args.num_prompts, seed=0)
+    requests = bench_requests(args.workload, args.num_prompts, seed=0)
     print(f"{args.model}, workload {args.workload}: {len(requests)} requests, "
           f"{sum(r.max_tokens for r in requests)} output tokens, max_num_seqs {args.max_num_seqs}")
     llm = LLM(args.model, snapshots=False, max_num_seqs=args.max_num_seqs)  # counters only, as the server

@@ -33,6 +33,7 @@ from engine.lab.trace import write_trace  # noqa: E402
 from engine.lab.workload import preset  # noqa: E402
 from viz.blocks import block_pool  # noqa: E402
 from viz.charts import memory_split  # noqa: E402
+from viz.figure import Look  # noqa: E402
 from viz.html import block_tables_html, queue_html  # noqa: E402
 from viz.palette import color_indices  # noqa: E402
 from viz.timeline import slot_timeline, timeline_column  # noqa: E402
@@ -64,7 +65,7 @@ def python_frame_cost(run: LiveRun) -> float:
     frames = range(len(snaps) // 4, 3 * len(snaps) // 4, 5)
     start = time.perf_counter()
     for f in frames:
-        for fig in (slot_timeline(columns, f, len(snaps), labels, hover=False),
+        for fig in (slot_timeline(columns, f, len(snaps), labels, Look(hover=False)),
                     block_pool(snaps[f], colors, labels, hover=False), memory_split(kv, f, len(snaps), labels)):
             pio.to_json(fig, validate=False)
         queue_html(snaps[f], colors, labels)

@@ -8,7 +8,7 @@ from engine.config import (BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_
                            cuda_available, resolve_device)
 from engine.core.contiguous import blocks_to_reserve
 from engine.core.llm_engine import LLMEngine, planned_runtime, runtime_of
-from engine.core.request import SLO, FinishReason, Request
+from engine.core.request import SLO, FinishReason, Request, ServiceClass
 from engine.core.snapshot import RequestView, StepSnapshot, StepStats
 from engine.lab.experiment import (LiveRun, RunResult, engine_config_for, measure_batch_curve, measure_decode,
                                    run_requests, workload_requests)
@@ -32,7 +32,7 @@ __all__ = [
     "EngineConfig", "ModelConfig", "ConfigError", "BATCHERS", "POLICIES", "KV_LAYOUTS", "PREEMPTION_MODES",
     "BACKENDS", "cdiv", "blocks_to_reserve",
     # requests and what each step records
-    "Request", "SLO", "FinishReason", "StepSnapshot", "StepStats", "RequestView",
+    "Request", "SLO", "ServiceClass", "FinishReason", "StepSnapshot", "StepStats", "RequestView",
     # models
     "load_model", "LoadedModel", "DEFAULT_MODEL", "MODEL_CHOICES", "cache_root",
     # the lab: workloads, runs, traces, metrics

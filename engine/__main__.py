@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.config import BACKENDS, BATCHERS
+from engine.config import BACKENDS, BATCHERS, EngineConfig
 from engine.messages import ConfigError
 from engine.models.loader import DEFAULT_MODEL, MODEL_CHOICES
 from engine.lab.trace import TraceError
@@ -12,13 +12,14 @@ from engine.lab.trace import TraceError
 
 def add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=DEFAULT_MODEL, help=f"{', '.join(MODEL_CHOICES)}, a .gguf file or an HF folder")
-    p.add_argument("--batcher", choices=BATCHERS, default="continuous")
-    p.add_argument("--backend", choices=BACKENDS, default="auto", help="attention backend")
-    p.add_argument("--block-size", type=int, default=16)
-    p.add_argument("--num-blocks", type=int, default=None)
-    p.add_argument("--max-num-seqs", type=int, default=8)
-    p.add_argument("--max-num-batched-tokens", type=int, default=512)
-    p.add_argument("--device", default="auto", help="auto: CUDA when present, else cpu")
+    default = EngineConfig.default  # every engine flag's default is EngineConfig's
+    p.add_argument("--batcher", choices=BATCHERS, default=default("batcher"))
+    p.add_argument("--backend", choices=BACKENDS, default=default("attention_backend"), help="attention backend")
+    p.add_argument("--block-size", type=int, default=default("block_size"))
+    p.add_argument("--num-blocks", type=int, default=default("num_blocks"))
+    p.add_argument("--max-num-seqs", type=int, default=default("max_num_seqs"))
+    p.add_argument("--max-num-batched-tokens", type=int, default=default("max_num_batched_tokens"))
+    p.add_argument("--device", default=default("device"), help="auto: CUDA when present, else cpu")
 
 
 def engine_kwargs(args) -> dict:

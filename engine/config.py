@@ -83,6 +83,7 @@ BACKENDS = ("auto", "torch", "triton")
 # the orders themselves, one class per name, and checks at import that they are these).
 POLICIES = ("fcfs", "sjf", "priority", "edf")
 DTYPE_NAMES = ("auto", "float32", "bfloat16", "float16")
+DEFAULT_MAX_MODEL_LEN = 1024  # a cap on the default, so that a long-context model does not size a huge cache
 
 
 def cuda_available() -> bool:
@@ -114,7 +115,7 @@ class EngineConfig:
     num_blocks: int | None = None  # None: sized from max_num_seqs * max_model_len
     max_num_seqs: int = 8
     max_num_batched_tokens: int = 512
-    max_model_len: int | None = None  # None: the model's max_position_embeddings
+    max_model_len: int | None = None  # None: the model's context (max_position_embeddings), at most 1024
     batcher: str = "continuous"
     policy: str = "fcfs"
     kv_layout: str = "paged"
@@ -158,13 +159,18 @@ class EngineConfig:
              "config.device", value=self.device)
         if model_config is not None:
             if self.max_model_len is None:
-                self.max_model_len = model_config.max_position_embeddings
+                self.max_model_len = min(model_config.max_position_embeddings, DEFAULT_MAX_MODEL_LEN)
             need(1 <= self.max_model_len <= model_config.max_position_embeddings, "config.max_model_len",
                  context=model_config.max_position_embeddings, value=self.max_model_len)
         if not self.enable_chunked_prefill and self.max_model_len is not None:
             need(self.max_num_batched_tokens >= self.max_model_len, "config.budget_below_max_model_len",
                  budget=self.max_num_batched_tokens, max_model_len=self.max_model_len)
         return self
+
+    @classmethod
+    def default(cls, name: str):
+        """A knob's default, for the command line and the UI to read rather than retype."""
+        return cls.__dataclass_fields__[name].default
 
     def blocks_per_seq(self) -> int:
         return cdiv(self.max_model_len, self.block_size)

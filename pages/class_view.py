@@ -1,4 +1,19 @@
 """Instructor: one class's quiz answers, worksheet criteria, predictions and live poll, behind the passcode."""
-from ui.instructor import class_view
+import streamlit as st
 
-class_view.render()
+from ui.instructor import class_view, passcode
+from ui.instructor.access import store, unlocked
+from ui.shell.i18n import t
+
+st.title(t("cv.title"))
+if passcode.configured() is None:
+    st.warning(t("cv.no_passcode"), icon="🔒")
+elif not unlocked():
+    class_view.passcode_form()
+else:
+    code, show_names = class_view.controls()
+    db = store(warn=True) if code else None
+    if not code:
+        st.info(t("cv.pick_class"))
+    elif db is not None:
+        st.fragment(class_view.live, run_every=class_view.REFRESH_S)(db, code, show_names)

@@ -40,8 +40,8 @@ if run_clicked or pending:
     common = {"enable_prefix_caching": prefix, "block_size": block_size, "num_blocks": blocks or None}
     if pending:  # the moment's other settings (max_num_seqs ...) hold for its own run
         common |= {k: v for k, v in pending.settings.items() if k not in common}
-    experiments.start(PAGE, workload, [(v, VARIANTS[v]) for v in (left, right)], seed=ss[f"{PAGE}.seed"], live=live,
-                      common=common)
+    experiments.start(PAGE, workload, [(v, {**common, **VARIANTS[v]}) for v in (left, right)],
+                      seed=ss[f"{PAGE}.seed"], live=live)
 
 runs = experiments.runs(PAGE)
 if not runs:

@@ -70,7 +70,7 @@ if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workloa
     if trace is not None and replay:
         made = experiments.replay(PAGE, trace, label)
     elif trace is not None:
-        made = experiments.start(PAGE, None, [(label, knobs)], live=live, requests=trace.requests) if trace.requests \
+        made = experiments.start_requests(PAGE, trace.requests, [(label, knobs)], live=live) if trace.requests \
             else st.error(t("err.trace", msg=t("pg.no_requests"))) or None
     else:
         made = experiments.start(PAGE, workload, [(label, knobs)], seed=seed, live=live)

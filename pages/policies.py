@@ -34,8 +34,8 @@ if run_clicked or pending:
     if len(chosen) < 2:
         st.error(t("pol.need_two"))
     else:
-        experiments.start(PAGE, workload, [(p, {"policy": p}) for p in chosen], seed=seed, live=live,
-                          common={"priority_aging_steps": aging})
+        experiments.start(PAGE, workload, [(p, {"priority_aging_steps": aging, "policy": p}) for p in chosen],
+                          seed=seed, live=live)
 
 runs = experiments.runs(PAGE)
 if not runs:

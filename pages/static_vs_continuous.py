@@ -29,8 +29,8 @@ with setup, st.form(f"{PAGE}.form", border=False):
 if run_clicked or pending:
     if not pending:
         moments.clear(PAGE)
-    experiments.start(PAGE, workload, [("static", {"batcher": "static"}), ("continuous", {"batcher": "continuous"})],
-                      seed=seed, scale=scale, live=live, common={"max_num_seqs": num_seqs})
+    experiments.start(PAGE, workload, [(batcher, {"max_num_seqs": num_seqs, "batcher": batcher})
+                                       for batcher in ("static", "continuous")], seed=seed, scale=scale, live=live)
 
 runs = experiments.runs(PAGE)
 if not runs:

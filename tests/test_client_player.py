@@ -13,7 +13,7 @@ from PIL import Image
 from engine.lab.experiment import LiveRun, engine_config_for, workload_requests
 from engine.lab.workload import preset
 from ui.playback import client_player, frame_files
-from viz.figure import grid_png
+from viz.figure import Look, grid_png
 from viz.html import queue_html
 from viz.palette import color_indices
 from viz.timeline import COLORSCALE, slot_timeline, timeline_column, timeline_frames
@@ -73,8 +73,8 @@ def test_the_browser_timeline_equals_the_server_timeline_at_every_frame(run, col
     frames = json.loads(json.dumps(timeline_frames(columns, total, window=WINDOW)))  # as the browser gets it
     assert any(c.preempted_slots for c in columns) and run.frames > 2 * WINDOW
     for frame in list(range(0, run.frames, 7)) + [run.frames - 1, total - 1]:
-        fig = slot_timeline(columns[:frame + 1], min(frame, run.frames - 1), total, LABELS, window=WINDOW,
-                            hover=False).to_dict()
+        fig = slot_timeline(columns[:frame + 1], min(frame, run.frames - 1), total, LABELS, Look(hover=False),
+                            window=WINDOW).to_dict()
         got = browser_timeline(frames, frame)
         assert np.array_equal(got["pixels"], png_pixels(fig["data"][0]["source"])), frame
         assert got["x0"] == pytest.approx(fig["data"][0]["x0"]), frame
@@ -87,7 +87,7 @@ def test_a_changed_cell_changes_the_browser_picture(run, columns):
     """The comparison above can fail: one cell off shows in the pixels."""
     frames = json.loads(json.dumps(timeline_frames(columns, run.frames, window=WINDOW)))
     frames["z"][5][0] = (frames["z"][5][0] + 1) % 10
-    server = slot_timeline(columns[:6], 5, run.frames, LABELS, window=WINDOW, hover=False).to_dict()
+    server = slot_timeline(columns[:6], 5, run.frames, LABELS, Look(hover=False), window=WINDOW).to_dict()
     assert not np.array_equal(browser_timeline(frames, 5)["pixels"], png_pixels(server["data"][0]["source"]))
     assert np.array_equal(png_pixels(grid_png(np.array([[1.0]]), COLORSCALE, 4, 5))[0, 0], frames["rgb"][1])
 

@@ -57,17 +57,15 @@ def cuda_batch(specs, dtype, **shape):
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("heads", [(9, 3, 64), (32, 8, 128)], ids=["gqa-9/3-d64", "gqa-32/8-d128"])
 def test_compiled_kernels_equal_the_reference(compiled, case, block_size, dtype, heads):
-    num_heads, num_kv_heads, head_dim = heads
     q, k_new, v_new, k_cache, v_cache, meta = cuda_batch(
-        CASES[case], dtype, num_heads=num_heads, num_kv_heads=num_kv_heads, head_dim=head_dim,
-        block_size=block_size, num_blocks=400 // block_size + 8, seed=block_size)
+        CASES[case], dtype, shape=heads, block_size=block_size, num_blocks=400 // block_size + 8, seed=block_size)
     ref_k, ref_v = k_cache.clone(), v_cache.clone()
     reference.store_kv(k_new, v_new, ref_k, ref_v, meta.slot_mapping)
     compiled.store_kv(k_new, v_new, k_cache, v_cache, meta.slot_mapping)
     assert torch.equal(k_cache, ref_k) and torch.equal(v_cache, ref_v), \
         "store_kv must write exactly the reference's slots"
 
-    scale = head_dim ** -0.5
+    scale = heads[2] ** -0.5
     expected = reference.paged_attention(q.float(), ref_k.float(), ref_v.float(), meta, scale)
     got = compiled.paged_attention(q, k_cache, v_cache, meta, scale)
     assert got.dtype == dtype

@@ -5,12 +5,14 @@ import torch
 from kernels import AttentionMetadata, load_triton_kernels, reference
 
 
-def make_batch(seq_specs, num_heads=4, num_kv_heads=2, head_dim=16, block_size=4, num_blocks=64, seed=0):
-    """seq_specs: [(context_len, query_len)]. Returns the full per-seq q/k/v, a filled shuffled cache and metadata.
+def make_batch(seq_specs, shape=(4, 2, 16), block_size=4, num_blocks=64, seed=0):
+    """seq_specs: [(context_len, query_len)]; shape: (query heads, KV heads, head_dim). Returns the full per-seq
+    q/k/v, a filled shuffled cache and metadata.
 
     The cache holds every token's K/V (the context was cached in earlier steps; the chunk's
     tokens are written this step), laid out in shuffled physical blocks.
     """
+    num_heads, num_kv_heads, head_dim = shape
     gen = torch.Generator().manual_seed(seed)
     free = torch.randperm(num_blocks, generator=gen).tolist()
     k_cache = torch.zeros(num_blocks, block_size, num_kv_heads, head_dim)
@@ -77,7 +79,7 @@ def triton_kernels():
 @pytest.mark.parametrize("specs", SPECS)
 @pytest.mark.parametrize("block_size,head_dim", [(4, 16), (16, 32), (3, 8)])
 def test_triton_kernels_equal_reference(triton_kernels, specs, block_size, head_dim):
-    _, q, k_new, v_new, k_cache, v_cache, meta = make_batch(specs, head_dim=head_dim, block_size=block_size,
+    _, q, k_new, v_new, k_cache, v_cache, meta = make_batch(specs, (4, 2, head_dim), block_size=block_size,
                                                            num_blocks=160 // block_size + 8, seed=1)
     ref_k, ref_v = k_cache.clone(), v_cache.clone()
     reference.store_kv(k_new, v_new, ref_k, ref_v, meta.slot_mapping)
@@ -91,8 +93,7 @@ def test_triton_kernels_equal_reference(triton_kernels, specs, block_size, head_
 
 def test_triton_gqa_group_of_three(triton_kernels):
     """SmolLM2 has 9 query heads over 3 KV heads: a group size that is not a power of two."""
-    _, q, k_new, v_new, k_cache, v_cache, meta = make_batch([(6, 3), (2, 1)], num_heads=9, num_kv_heads=3,
-                                                           head_dim=16, seed=2)
+    _, q, k_new, v_new, k_cache, v_cache, meta = make_batch([(6, 3), (2, 1)], (9, 3, 16), seed=2)
     reference.store_kv(k_new, v_new, k_cache, v_cache, meta.slot_mapping)
     expected = reference.paged_attention(q, k_cache, v_cache, meta, scale=0.25)
     got = triton_kernels.paged_attention(q, k_cache, v_cache, meta, scale=0.25)
@@ -101,8 +102,8 @@ def test_triton_gqa_group_of_three(triton_kernels):
 
 def test_triton_bfloat16_cache_matches_the_reference(triton_kernels):
     """A bf16 cache (the GPU default) attends like the fp32 reference on the same bf16 values, to bf16 rounding."""
-    _, q, k_new, v_new, k_cache, v_cache, meta = make_batch(SPECS[2], num_heads=9, num_kv_heads=3, head_dim=16,
-                                                           block_size=8, num_blocks=40, seed=3)
+    _, q, k_new, v_new, k_cache, v_cache, meta = make_batch(SPECS[2], (9, 3, 16), block_size=8,
+                                                           num_blocks=40, seed=3)
     reference.store_kv(k_new, v_new, k_cache, v_cache, meta.slot_mapping)
     q, k_cache, v_cache = q.bfloat16(), k_cache.bfloat16(), v_cache.bfloat16()
     expected = reference.paged_attention(q.float(), k_cache.float(), v_cache.float(), meta, scale=0.25)

@@ -12,7 +12,7 @@ import pytest
 
 from engine.server.bench_report import RequestResult, parse_goodput, summarize
 from engine.server.cli import make_app
-from engine.server.loadgen import LoadSpec, run_load, send_times, workload_requests
+from engine.server.loadgen import LoadSpec, run_load, send_times, bench_requests
 from engine.server.metric_reader import read_metrics
 from engine.server.thread import ServerThread
 
@@ -58,14 +58,14 @@ def test_goodput_counts_only_requests_within_every_slo():
 
 
 def test_workload_requests_keep_the_presets_classes_and_count():
-    reqs = workload_requests("chat-and-reports", 12, seed=0)
+    reqs = bench_requests("chat-and-reports", 12, seed=0)
     assert len(reqs) == 12 and {r.request_class for r in reqs} == {"chat", "report"}
-    assert reqs == workload_requests("chat-and-reports", 12, seed=0)
+    assert reqs == bench_requests("chat-and-reports", 12, seed=0)
 
 
 def test_loadgen_against_the_lab_server_measures_every_request_and_reads_its_metrics(tiny):
     app = make_app("tiny", loaded=tiny, max_num_seqs=4)
-    requests = workload_requests("chat-and-reports", 10, seed=1)
+    requests = bench_requests("chat-and-reports", 10, seed=1)
     requests = [r.__class__(r.prompt, min(r.max_tokens, 40), r.request_class) for r in requests]
     seen = []
     with ServerThread(app) as url:
@@ -113,7 +113,7 @@ def test_the_in_process_run_sends_on_the_same_schedule_and_reports_in_the_same_s
     from engine import EngineConfig
     from engine.server.replay import run_in_process
 
-    requests = workload_requests("uniform", 6, seed=0)
+    requests = bench_requests("uniform", 6, seed=0)
     before = torch.get_num_threads()
     result = run_in_process(tiny, EngineConfig(max_num_seqs=2), requests, LoadSpec("-", request_rate=50.0),
                             num_threads=1)

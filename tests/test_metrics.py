@@ -52,8 +52,10 @@ def test_slo_checks():
 
 
 def view(rid, computed, prompt, max_tokens):
-    return RequestView(rid, "running", "default", 0, prompt, computed - prompt, computed, max_tokens, 0, 0, None, 0, 0,
-                       False)
+    return RequestView(request_id=rid, status="running", request_class="default", priority=0, num_prompt_tokens=prompt,
+                       num_output_tokens=computed - prompt, num_computed_tokens=computed, max_tokens=max_tokens,
+                       slot=0, num_preemptions=0, finish_reason=None, arrival_step=0, num_cached_tokens=0,
+                       swapped=False)
 
 
 def snapshot(layout, tables, views, refs, fills):

@@ -4,7 +4,7 @@ import pytest
 from engine import EngineConfig, SamplingParams
 from engine.lab.experiment import engine_config_for, run_requests, workload_requests
 from engine.core.llm_engine import LLMEngine
-from engine.core.request import SLO
+from engine.core.request import SLO, ServiceClass
 from engine.lab.workload import preset
 
 
@@ -16,7 +16,7 @@ def run(loaded, requests, **config):
     """requests: (id, prompt_len, max_tokens, arrival_step, priority, ttft_slo_steps)."""
     engine = LLMEngine(loaded, EngineConfig(**config))
     reqs = {rid: engine.add_request([65] * p, greedy(n), request_id=rid, arrival_step=a, priority=pr,
-                                    request_class="interactive" if pr == 0 else "batch", slo=SLO(ttft_steps=slo))
+                                    service=ServiceClass("interactive" if pr == 0 else "batch", SLO(ttft_steps=slo)))
             for rid, p, n, a, pr, slo in requests}
     snapshots = engine.run_until_done()
     engine.block_manager.check_invariants()

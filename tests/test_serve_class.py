@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ui.instructor import passcode
-from ui.shell import serve
+from ui import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,7 +13,7 @@ from engine.lab.metrics import kv_timeline
 from engine.lab.workload import preset
 from viz.blocks import block_pool, grid_shape
 from viz.charts import batch_curve, class_boxes, grouped_bars, history_chart, memory_split
-from viz.figure import grid_png
+from viz.figure import Look, grid_png
 from viz.html import block_tables_html, queue_html
 from viz.palette import color_indices
 from viz.timeline import COLORSCALE, slot_timeline, timeline_column
@@ -48,7 +48,7 @@ def validated(fig) -> go.Figure:
 @pytest.mark.parametrize("hover", [True, False])
 def test_timeline_draws_what_ran(run, columns, hover):
     frame = 30
-    fig = validated(slot_timeline(columns, frame, run.frames, LABELS, hover=hover))
+    fig = validated(slot_timeline(columns, frame, run.frames, LABELS, Look(hover=hover)))
     assert fig.layout.xaxis.range == (-0.5, 119.5)  # the axis is fixed, whatever the frame
     if hover:
         z = np.array(fig.data[0].z, dtype=float)

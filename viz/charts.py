@@ -6,17 +6,18 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.figure import figure
+from viz.figure import PLAIN, Look, figure
 from viz.figure import title as title_
 from viz.palette import SPLIT_COLORS, class_color
 
 SPLIT_KEYS = ("token_states", "reserved", "internal_fragmentation", "external_fragmentation", "free")
 
 
-def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, height: int = 260,
-                 title: str = "", legend: bool = False) -> go.Figure:
+def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, look: Look = PLAIN,
+                 legend: bool = False) -> go.Figure:
     """Stacked shares of KV slots over steps, up to `frame`, x fixed to the whole run. `legend`: a plotly
     legend below the plot (for a saved picture; the lab draws split_legend_html instead)."""
+    height, title = look.height or 260, look.title
     shown = rows[:frame + 1]
     x = list(range(len(shown)))
     traces = [{"type": "scatter", "x": x, "y": [r[key] / r["total"] for r in shown], "name": labels[key],

@@ -7,10 +7,23 @@ from __future__ import annotations
 
 import base64
 import io
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 from PIL import Image
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a chart is framed: its height in pixels (None: the builder's own), its title, and whether each
+    point carries a hover text (not while animating: nobody can hover a moving chart)."""
+    height: int | None = None
+    title: str = ""
+    hover: bool = True
+
+
+PLAIN = Look()  # the builder's own height, no title, hover texts on
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:

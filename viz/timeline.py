@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engine import StepSnapshot
-from viz.figure import figure, image_trace, palette_rgb
+from viz.figure import PLAIN, Look, figure, image_trace, palette_rgb
 from viz.figure import title as title_
 from viz.palette import HEATMAP_ZMAX, HUES, heatmap_colorscale
 
@@ -74,10 +74,11 @@ def slot_dtick(slots: int, height: int) -> int:
     return step
 
 
-def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, labels: dict,
-                  window: int = WINDOW, height: int = 320, title: str = "", hover: bool = True) -> go.Figure:
+def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, labels: dict, look: Look = PLAIN,
+                  window: int = WINDOW) -> go.Figure:
     """Slots (rows) x steps (columns) up to `frame`; later steps stay blank, axes stay fixed.
-    Without `hover` (while animating) the per-cell texts are left out: nobody can hover a moving chart."""
+    Without `look.hover` (while animating) the per-cell texts are left out."""
+    height, title, hover = look.height or 320, look.title, look.hover
     start, end = window_range(frame, total_frames, window)
     shown = columns[start:min(frame + 1, end)]
     slots = len(columns[0].z) if columns else 1

@@ -144,14 +144,44 @@ class BlockTables:
         assert len(free) + sum(1 for c in counts if c) == n, "a block leaked"
 
 
+class SharedBooks:
+    """What both layouts answer straight from their BlockTables (`self.tables`): who holds blocks, the cache
+    ops a step must apply, swap-pool room, and the cache slots a request's next tokens go to."""
+
+    tables: BlockTables
+
+    @property
+    def holders(self) -> dict[str, Request]:
+        return self.tables.holders
+
+    def drain_ops(self) -> CacheOps:
+        """The block copies and swaps decided since the last call, for the runner to apply."""
+        return self.tables.drain_ops()
+
+    def can_swap_out(self, request: Request) -> bool:
+        return self.tables.can_swap_out(request)
+
+    def free_swapped(self, request: Request) -> None:
+        self.tables.free_swapped(request)
+
+    def slot_mapping(self, request: Request, num_new_tokens: int) -> list[int]:
+        return self.tables.slot_mapping(request, num_new_tokens)
+
+
 class KVAllocator(Protocol):
-    """What the scheduler asks of a KV layout: predicate/action pairs, as in nano-vllm. The shared
-    books (pools, holders, pending copies, slot_mapping) are in `tables`."""
+    """Everything the scheduler, the runner, the snapshot and the engine ask of a KV layout: predicate/action
+    pairs, as in nano-vllm, and the books' read side. Nobody reaches past it into the layout's tables."""
 
     kv_layout: str
     block_size: int
     max_model_len: int
-    tables: BlockTables
+
+    @property
+    def holders(self) -> dict[str, Request]: ...  # requests that hold device blocks now
+    def drain_ops(self) -> CacheOps: ...
+    def can_swap_out(self, request: Request) -> bool: ...
+    def free_swapped(self, request: Request) -> None: ...
+    def slot_mapping(self, request: Request, num_new_tokens: int) -> list[int]: ...
 
     @property
     def num_blocks(self) -> int: ...

@@ -16,12 +16,12 @@ later request can still revive it.
 """
 from __future__ import annotations
 
-from engine.core.allocator import BlockTables, BlockViews
+from engine.core.allocator import BlockTables, BlockViews, SharedBooks
 from engine.config import cdiv
 from engine.core.request import Request
 
 
-class BlockManager:
+class BlockManager(SharedBooks):
     kv_layout = "paged"
 
     def __init__(self, num_blocks: int, block_size: int, max_model_len: int, enable_prefix_caching: bool = False,
@@ -29,7 +29,7 @@ class BlockManager:
         self.block_size = block_size
         self.max_model_len = max_model_len
         self.tables = BlockTables(num_blocks, block_size, num_swap_blocks)
-        self.pool, self.swap_pool, self.holders = self.tables.pool, self.tables.swap_pool, self.tables.holders
+        self.pool, self.swap_pool = self.tables.pool, self.tables.swap_pool
         self.enable_prefix_caching = enable_prefix_caching
         self.cached: dict[int, int] = {}  # prefix hash -> block id
         self.block_hash: list[int | None] = [None] * num_blocks

@@ -8,7 +8,7 @@ adds up to enough (external fragmentation: no single hole is big enough).
 """
 from __future__ import annotations
 
-from engine.core.allocator import BlockTables, BlockViews
+from engine.core.allocator import BlockTables, BlockViews, SharedBooks
 from engine.config import EngineConfig, cdiv
 from engine.core.request import Request
 
@@ -28,7 +28,7 @@ def blocks_to_reserve(num_prompt_tokens: int, max_tokens: int, config: EngineCon
                            config.contiguous_reserve)
 
 
-class ContiguousAllocator:
+class ContiguousAllocator(SharedBooks):
     """The `KVAllocator` of the reserve-ahead layout: one run of blocks per request, first fit."""
 
     kv_layout = "contiguous"
@@ -39,7 +39,7 @@ class ContiguousAllocator:
         self.max_model_len = max_model_len
         self.reserve = reserve
         self.tables = BlockTables(num_blocks, block_size, num_swap_blocks)
-        self.pool, self.swap_pool, self.holders = self.tables.pool, self.tables.swap_pool, self.tables.holders
+        self.pool, self.swap_pool = self.tables.pool, self.tables.swap_pool
 
     @property
     def num_blocks(self) -> int:

@@ -20,8 +20,9 @@ from engine.config import EngineConfig, resolve_device, resolve_dtype
 from engine.messages import ConfigError
 from engine.core.contiguous import ContiguousAllocator
 from engine.models.loaded import LoadedModel
+from engine.models.tokenizer import bos_prefix
 from engine.core.policy import make_policy
-from engine.core.request import SLO, FinishReason, Request
+from engine.core.request import DEFAULT_SERVICE, FinishReason, Request, ServiceClass
 from engine.core.runner import ModelRunner
 from engine.messages import EngineMessage
 from engine.sampling_params import SamplingParams
@@ -29,8 +30,6 @@ from engine.core.scheduler import make_scheduler
 from engine.core.snapshot import StepResult, StepSnapshot, StepStats, capture, stats
 from kernels import backend_label, get_backend, resolve_backend_name
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-DEFAULT_MAX_MODEL_LEN = 1024  # a default cap, so a long-context model does not size a huge cache
 
 
 def placement(model: torch.nn.Module) -> tuple[str, str]:
@@ -74,9 +73,7 @@ def make_block_manager(config: EngineConfig) -> KVAllocator:
 
 def encode(tokenizer, text: str) -> list[int]:
     """A prompt's token ids, with the BOS token where the model expects one."""
-    ids = tokenizer.encode(text)
-    bos = tokenizer.bos_token_id
-    return [bos] + ids if getattr(tokenizer, "add_bos", False) and bos is not None else ids
+    return bos_prefix(tokenizer) + tokenizer.encode(text)
 
 
 class LLMEngine:
@@ -85,9 +82,7 @@ class LLMEngine:
         # resolved into a copy: the caller's config keeps its None ("auto") values for the next engine
         config = dataclasses.replace(config, extra=dict(config.extra)) if config else EngineConfig()
         model_cfg = loaded.model.config
-        if config.max_model_len is None:
-            config.max_model_len = min(model_cfg.max_position_embeddings, DEFAULT_MAX_MODEL_LEN)
-        config.validate(model_cfg)
+        config.validate(model_cfg)  # sets max_model_len where it is None
         check_placement(config, loaded.model)
         if config.num_blocks is None:  # enough for every slot at full length: no preemption by default
             config.num_blocks = config.max_num_seqs * config.blocks_per_seq()
@@ -104,8 +99,7 @@ class LLMEngine:
         self.block_manager = make_block_manager(config)
         self.scheduler = make_scheduler(config, self.block_manager,
                                         make_policy(config.policy, config.priority_aging_steps))
-        self.runner = ModelRunner(loaded.model, config.num_blocks, config.block_size, self.backend,
-                                  config.device, DTYPES[config.dtype], config.num_swap_blocks)
+        self.runner = ModelRunner(loaded.model, config, self.backend)
         self.snapshots = snapshots
         self.requests: dict[str, Request] = {}
         self.pending: list[Request] = []  # added with an arrival step still in the future
@@ -134,9 +128,10 @@ class LLMEngine:
 
     # --- requests --------------------------------------------------------------
     def add_request(self, prompt: str | list[int], sampling_params: SamplingParams | None = None, *,
-                    request_id: str | None = None, arrival_step: int | None = None,
-                    request_class: str = "default", priority: int = 0, slo: SLO | None = None) -> Request:
-        """Queue a request. One that can never run is finished at once as REJECTED, with the reason."""
+                    request_id: str | None = None, arrival_step: int | None = None, priority: int = 0,
+                    service: ServiceClass = DEFAULT_SERVICE) -> Request:
+        """Queue a request (`priority`: lower runs first under the priority policy, as in vLLM). One that can
+        never run is finished at once as REJECTED, with the reason."""
         seq_no = next(self._ids)
         request_id = request_id or f"r{seq_no}"
         if request_id in self.requests:
@@ -147,7 +142,7 @@ class LLMEngine:
             text, token_ids = None, self.check_token_ids(prompt)
         request = Request(request_id, token_ids, sampling_params or SamplingParams(),
                           arrival_step=self.step_index if arrival_step is None else max(arrival_step, self.step_index),
-                          request_class=request_class, priority=priority, slo=slo or SLO(), prompt=text, seq_no=seq_no)
+                          request_class=service.name, priority=priority, slo=service.slo, prompt=text, seq_no=seq_no)
         self.requests[request_id] = request
         reason = self.rejection_reason(request)
         if reason:
@@ -216,7 +211,7 @@ class LLMEngine:
 
         out = self.scheduler.schedule(step, self.now())  # 1. schedule
         t_model = time.perf_counter()
-        ops = self.block_manager.tables.drain_ops()
+        ops = self.block_manager.drain_ops()
         self.runner.apply_cache_ops(ops)  # swap out/in, copy-on-write: before anything is written
         sampled, slot_mapping = (self.runner.run(out.scheduled, self.block_manager)  # 2. run the model
                                  if out.scheduled else ({}, []))
@@ -228,8 +223,9 @@ class LLMEngine:
         rejected, self.rejected_unreported = self.rejected_unreported, []
         aborted, self.aborted_unreported = self.aborted_unreported, []
         end = self.now()
-        result = StepResult(step, end, end - t_start, model_time, out, sampled, slot_mapping, arrived, finished,
-                            rejected, aborted, ops)
+        result = StepResult(step=step, time_s=end, step_time_s=end - t_start, model_time_s=model_time, out=out,
+                            sampled=sampled, slot_mapping=slot_mapping, arrived=arrived, finished=finished,
+                            rejected=rejected, aborted=aborted, ops=ops)
         self.step_index += 1
         if not self.snapshots:
             return stats(result, self.scheduler)

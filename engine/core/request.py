@@ -46,6 +46,17 @@ class SLO:
     latency_steps: int | None = None
 
 
+@dataclass(frozen=True)
+class ServiceClass:
+    """What a request is served as: its class's name (chat, report, ...) and its service-level objectives."""
+
+    name: str = "default"
+    slo: SLO = field(default_factory=SLO)
+
+
+DEFAULT_SERVICE = ServiceClass()
+
+
 @dataclass(eq=False)  # identity: `request in running` must not compare every field
 class Request:
     request_id: str

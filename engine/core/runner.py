@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from engine.config import EngineConfig
 from engine.core.allocator import CacheOps, KVAllocator
 from engine.models.llama import LlamaForCausalLM, PagedContext
 from engine.core.sampler import sample
@@ -16,19 +17,20 @@ from kernels import AttentionBackend, AttentionMetadata
 
 
 class ModelRunner:
-    def __init__(self, model: LlamaForCausalLM, num_blocks: int, block_size: int, backend: AttentionBackend,
-                 device: str, dtype: torch.dtype, num_swap_blocks: int = 0):
-        cfg = model.config
+    def __init__(self, model: LlamaForCausalLM, config: EngineConfig, backend: AttentionBackend):
+        """`config`: resolved (its device and dtype are the weights'): the cache is `num_blocks` x `block_size`
+        token slots per layer, plus `num_swap_blocks` on the CPU for swap preemption."""
+        cfg, device, dtype = model.config, config.device, getattr(torch, config.dtype)
         self.model, self.backend, self.device = model, backend, device
-        shape = (num_blocks, block_size, cfg.num_key_value_heads, cfg.head_dim)
+        shape = (config.num_blocks, config.block_size, cfg.num_key_value_heads, cfg.head_dim)
         # per layer: K and V, [num_blocks, block_size, num_kv_heads, head_dim]
         self.kv_caches = [(torch.zeros(shape, dtype=dtype, device=device),
                            torch.zeros(shape, dtype=dtype, device=device))
                           for _ in range(cfg.num_hidden_layers)]
         # the CPU-side pool that swap preemption parks caches in
-        swap_shape = (num_swap_blocks, *shape[1:])
+        swap_shape = (config.num_swap_blocks, *shape[1:])
         self.swap_caches = [(torch.zeros(swap_shape, dtype=dtype), torch.zeros(swap_shape, dtype=dtype))
-                            for _ in range(cfg.num_hidden_layers)] if num_swap_blocks else []
+                            for _ in range(cfg.num_hidden_layers)] if config.num_swap_blocks else []
 
     def apply_cache_ops(self, ops: CacheOps) -> None:
         """Move whole blocks, every layer, K and V: swap out, then swap in, then copy-on-write."""
@@ -56,7 +58,7 @@ class ModelRunner:
             start = request.num_computed_tokens
             input_ids += request.all_token_ids[start:start + n]
             positions += range(start, start + n)
-            slot_mapping += block_manager.tables.slot_mapping(request, n)
+            slot_mapping += block_manager.slot_mapping(request, n)
             query_lens.append(n)
             seq_lens.append(start + n)
             block_tables.append(request.block_table)

@@ -110,7 +110,7 @@ class Scheduler:
     def preempt(self, request: Request, out: SchedulerOutput) -> None:
         """Swap: park the cache in the CPU pool. Recompute (or a full CPU pool): drop it, and every
         token so far is prefilled again later."""
-        if self.config.preemption_mode == "swap" and self.block_manager.tables.can_swap_out(request):
+        if self.config.preemption_mode == "swap" and self.block_manager.can_swap_out(request):
             self.block_manager.swap_out(request)
             self.running.remove(request)
             self.slots[request.slot] = None
@@ -133,7 +133,7 @@ class Scheduler:
             self._leave_running(request)
         else:
             self.waiting.remove(request)
-            self.block_manager.tables.free_swapped(request)
+            self.block_manager.free_swapped(request)
         request.finish(FinishReason.ABORTED, step, now, error=reason)
 
     def postprocess(self, out: SchedulerOutput, sampled: dict[str, int], step: int, now: float,

@@ -32,7 +32,7 @@ class ScheduledView:
     num_decode_tokens: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # built by name: fifteen fields in a row are easy to swap
 class RequestView:
     request_id: str
     status: str  # waiting / running / preempted / finished
@@ -142,13 +142,16 @@ def _plain(value):
 
 
 def request_view(r) -> RequestView:
-    return RequestView(r.request_id, r.status.value, r.request_class, r.priority, r.num_prompt_tokens,
-                       r.num_output_tokens, r.num_computed_tokens, r.sampling_params.max_tokens, r.slot,
-                       r.num_preemptions, r.finish_reason.value if r.finish_reason else None, r.arrival_step,
-                       r.num_cached_tokens, r.swapped, r.num_recomputed_tokens)
+    return RequestView(request_id=r.request_id, status=r.status.value, request_class=r.request_class,
+                       priority=r.priority, num_prompt_tokens=r.num_prompt_tokens,
+                       num_output_tokens=r.num_output_tokens, num_computed_tokens=r.num_computed_tokens,
+                       max_tokens=r.sampling_params.max_tokens, slot=r.slot, num_preemptions=r.num_preemptions,
+                       finish_reason=r.finish_reason.value if r.finish_reason else None,
+                       arrival_step=r.arrival_step, num_cached_tokens=r.num_cached_tokens, swapped=r.swapped,
+                       num_recomputed_tokens=r.num_recomputed_tokens)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class StepResult:
     """What one step did, as the step loop saw it; `capture` freezes it with the engine's state."""
 

@@ -186,11 +186,9 @@ class SnapshotColumns(Sequence):
         for j in range(0, len(v), _VIEW_WIDTH):
             rid, status, cls, slot, reason, swapped, *ints = v[j:j + _VIEW_WIDTH]
             n = dict(zip(_VIEW_INTS, ints))
-            requests[s(rid)] = RequestView(s(rid), s(status), s(cls), n["priority"], n["num_prompt_tokens"],
-                                           n["num_output_tokens"], n["num_computed_tokens"], n["max_tokens"],
-                                           None if slot == NONE else slot, n["num_preemptions"], s(reason),
-                                           n["arrival_step"], n["num_cached_tokens"], bool(swapped),
-                                           n["num_recomputed_tokens"])
+            requests[s(rid)] = RequestView(request_id=s(rid), status=s(status), request_class=s(cls),
+                                           slot=None if slot == NONE else slot, finish_reason=s(reason),
+                                           swapped=bool(swapped), **n)
         e = self._emitted.row(i)
         rare = self._rare[i]
         extra = dict(zip(_RARE, rare)) if rare else {}

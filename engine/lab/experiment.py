@@ -9,6 +9,7 @@ from typing import Callable
 from engine.config import EngineConfig
 from engine.core.llm_engine import LLMEngine
 from engine.models.loaded import LoadedModel
+from engine.models.tokenizer import bos_prefix
 from engine.lab.metrics import summarize
 from engine.lab.recorder import RunRecorder
 from engine.core.request import Request
@@ -35,17 +36,15 @@ def engine_config_for(workload: Workload | None, **overrides) -> EngineConfig:
 
 
 def workload_requests(loaded: LoadedModel, workload: Workload, seed: int) -> list[TraceRequest]:
-    tok = loaded.tokenizer
-    bos = tok.bos_token_id if getattr(tok, "add_bos", False) else None
-    return generate(workload, tok.encode, seed, bos)
+    """The workload's requests drawn with this seed, in the model's tokens (BOS first where it expects one)."""
+    bos = bos_prefix(loaded.tokenizer)
+    return generate(workload, loaded.tokenizer.encode, seed, bos[0] if bos else None)
 
 
 def run_requests(loaded: LoadedModel, trace_requests: list[TraceRequest], config: EngineConfig,
                  on_step: Callable[[StepSnapshot], None] | None = None, max_steps: int = 100_000) -> RunResult:
     engine = LLMEngine(loaded, config)
-    requests = [engine.add_request(r.prompt_token_ids, r.sampling_params, request_id=r.request_id,
-                                   arrival_step=r.arrival_step, request_class=r.request_class,
-                                   priority=r.priority, slo=r.slo) for r in trace_requests]
+    requests = [r.add_to(engine) for r in trace_requests]
     snapshots = engine.run_until_done(on_step, max_steps)
     stopped = None
     if engine.has_unfinished():
@@ -88,9 +87,7 @@ class LiveRun:
         self._ended = self.engine is None
         if self.engine:
             for r in trace_requests:
-                self.engine.add_request(r.prompt_token_ids, r.sampling_params, request_id=r.request_id,
-                                        arrival_step=r.arrival_step, request_class=r.request_class,
-                                        priority=r.priority, slo=r.slo)
+                r.add_to(self.engine)
             self._ended = not self.engine.has_unfinished()
 
     @classmethod

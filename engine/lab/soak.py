@@ -23,7 +23,7 @@ import torch
 from engine.config import POLICIES, EngineConfig
 from engine.core.llm_engine import LLMEngine
 from engine.models.loaded import LoadedModel
-from engine.core.request import SLO, FinishReason
+from engine.core.request import SLO, FinishReason, ServiceClass
 from engine.sampling_params import SamplingParams
 
 
@@ -130,7 +130,7 @@ def run_case(loaded: LoadedModel, case: SoakCase, max_steps: int = 5_000) -> Soa
     engine = LLMEngine(loaded, case.config)
     requests = [engine.add_request(r.prompt_token_ids, SamplingParams(temperature=0.0, max_tokens=r.max_tokens,
                                                                       ignore_eos=True),
-                                   arrival_step=r.arrival_step, priority=r.priority, slo=r.slo)
+                                   arrival_step=r.arrival_step, priority=r.priority, service=ServiceClass(slo=r.slo))
                 for r in case.requests]
     ended: Counter[str] = Counter()
     try:

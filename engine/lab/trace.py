@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, TYPE_CHECKING, Iterable
 
 from engine.messages import EngineError
-from engine.core.request import SLO
+from engine.core.request import SLO, Request, ServiceClass
 from engine.sampling_params import SamplingParams
 from engine.core.snapshot import StepSnapshot
+
+if TYPE_CHECKING:
+    from engine.core.llm_engine import LLMEngine
 
 VERSION = 1
 MAX_TRACE_BYTES = 64 * 1024 * 1024
@@ -40,6 +43,12 @@ class TraceRequest:
     priority: int = 0
     slo: SLO = field(default_factory=SLO)
     prompt: str | None = None
+
+    def add_to(self, engine: LLMEngine) -> Request:
+        """This request, queued in `engine` as it was recorded (its id, arrival, class, priority, SLO)."""
+        return engine.add_request(self.prompt_token_ids, self.sampling_params, request_id=self.request_id,
+                                  arrival_step=self.arrival_step, priority=self.priority,
+                                  service=ServiceClass(self.request_class, self.slo))
 
     def to_dict(self) -> dict:
         return {"kind": "request", "request_id": self.request_id, "prompt": self.prompt,

@@ -4,6 +4,12 @@ from __future__ import annotations
 from typing import Protocol
 
 
+def bos_prefix(tokenizer) -> list[int]:
+    """The BOS token a prompt starts with, for a tokenizer whose model expects one (`add_bos`); else none."""
+    bos = tokenizer.bos_token_id
+    return [bos] if getattr(tokenizer, "add_bos", False) and bos is not None else []
+
+
 class Tokenizer(Protocol):
     vocab_size: int
     bos_token_id: int | None
@@ -23,6 +29,12 @@ def chatml(messages: list[dict], add_generation_prompt: bool = True,
         messages = [{"role": "system", "content": default_system}] + list(messages)
     text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
     return text + ("<|im_start|>assistant\n" if add_generation_prompt else "")
+
+
+def bos_prefix(tokenizer) -> list[int]:
+    """The BOS token a prompt starts with, for a tokenizer whose model expects one (`add_bos`); else none."""
+    bos = tokenizer.bos_token_id
+    return [bos] if getattr(tokenizer, "add_bos", False) and bos is not None else []
 
 
 class ByteTokenizer:

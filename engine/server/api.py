@@ -8,7 +8,9 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -49,6 +51,18 @@ class Generation:
         n = len(self.token_ids)
         return {"prompt_tokens": self.num_prompt_tokens, "completion_tokens": n,
                 "total_tokens": self.num_prompt_tokens + n}
+
+
+@dataclass
+class Reply:
+    """One completion being answered: its id, the engine's stream of deltas (the first already read), the text so
+    far, and whether it is a chat completion."""
+    id: str
+    stream: object
+    deltas: AsyncIterator
+    first: object
+    gen: Generation
+    chat: bool
 
 
 def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
@@ -127,12 +141,14 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
         if first.error:
             raise APIError(400, f"request refused: {first.error}",
                            param="max_tokens" if "max_tokens" in first.error else None)
-        rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
+        reply = Reply(("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex, stream, deltas, first, gen, chat)
         if req.stream:
-            return StreamingResponse(sse(stream, deltas, first, gen, rid, req, chat), media_type="text/event-stream")
-        return await collect(request, stream, deltas, first, gen, rid, chat)
+            return StreamingResponse(sse(reply, req), media_type="text/event-stream")
+        return await collect(request, reply)
 
-    async def collect(request, stream, deltas, first, gen, rid, chat):
+    async def collect(request, reply: Reply):
+        stream, deltas, first, gen, rid, chat = (reply.stream, reply.deltas, reply.first, reply.gen, reply.id,
+                                                 reply.chat)
         watcher = asyncio.create_task(watch_disconnect(request, stream.request_id))
         try:
             delta = first
@@ -159,7 +175,9 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
             await asyncio.sleep(0.1)
         engine.abort(request_id)
 
-    async def sse(stream, deltas, first, gen, rid, req, chat):
+    async def sse(reply: Reply, req):
+        stream, deltas, first, gen, rid, chat = (reply.stream, reply.deltas, reply.first, reply.gen, reply.id,
+                                                 reply.chat)
         created, finished = int(time.time()), False
         obj = "chat.completion.chunk" if chat else "text_completion"
 

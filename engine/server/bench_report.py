@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass, field
+from engine.lab.metrics import percentile
 
 LATENCIES = ("ttft", "tpot", "itl", "e2el")
 
@@ -43,13 +44,6 @@ def parse_goodput(items: list[str] | None) -> dict[str, float]:
     return slos
 
 
-def _percentile(values: list[float], q: float) -> float:
-    s = sorted(values)
-    k = (len(s) - 1) * q / 100
-    lo = int(k)
-    return s[lo] + (s[min(lo + 1, len(s) - 1)] - s[lo]) * (k - lo)
-
-
 def latency_stats(results: list[RequestResult], percentiles=(99,)) -> dict:
     """mean/median/pXX of each latency, in milliseconds."""
     ok = [r for r in results if r.success]
@@ -61,7 +55,7 @@ def latency_stats(results: list[RequestResult], percentiles=(99,)) -> dict:
         out[f"mean_{name}_ms"] = statistics.fmean(ms) if ms else None
         out[f"median_{name}_ms"] = statistics.median(ms) if ms else None
         for p in percentiles:
-            out[f"p{p:g}_{name}_ms"] = _percentile(ms, p) if ms else None
+            out[f"p{p:g}_{name}_ms"] = percentile(ms, p)
     return out
 
 

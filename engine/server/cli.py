@@ -4,30 +4,35 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.config import KV_LAYOUTS, POLICIES, PREEMPTION_MODES
+from engine.config import DTYPE_NAMES, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
 
 DEFAULT_PORT = 8000
 
 
 def add_serve_parser(sub, add_engine_args, engine_kwargs) -> None:
-    """The generic engine flags come from engine/__main__.py, so each default lives in one place."""
+    """The generic engine flags come from engine/__main__.py; every engine default is EngineConfig's."""
+    default = EngineConfig.default
     p = sub.add_parser("serve", help="serve the engine over HTTP (OpenAI-compatible, vLLM's /metrics)")
     add_engine_args(p)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: this machine only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
     p.add_argument("--served-model-name", default=None, help="the name clients send as `model` (default: --model)")
-    p.add_argument("--max-model-len", type=int, default=None)
-    p.add_argument("--scheduling-policy", choices=POLICIES, default="fcfs")
-    p.add_argument("--preemption-mode", choices=PREEMPTION_MODES, default="recompute")
-    p.add_argument("--kv-layout", choices=KV_LAYOUTS, default="paged")
-    p.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction, default=False)
-    p.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=True)
-    p.add_argument("--long-prefill-token-threshold", type=int, default=0)
-    p.add_argument("--num-swap-blocks", type=int, default=None)
-    p.add_argument("--priority-aging-steps", type=int, default=100)
-    p.add_argument("--max-wait-steps", type=int, default=0, help="static batcher: steps to wait for a full batch")
-    p.add_argument("--contiguous-reserve", choices=("max_tokens", "max_model_len"), default="max_tokens")
-    p.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
+    p.add_argument("--max-model-len", type=int, default=default("max_model_len"))
+    p.add_argument("--scheduling-policy", choices=POLICIES, default=default("policy"))
+    p.add_argument("--preemption-mode", choices=PREEMPTION_MODES, default=default("preemption_mode"))
+    p.add_argument("--kv-layout", choices=KV_LAYOUTS, default=default("kv_layout"))
+    p.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction,
+                   default=default("enable_prefix_caching"))
+    p.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction,
+                   default=default("enable_chunked_prefill"))
+    p.add_argument("--long-prefill-token-threshold", type=int, default=default("long_prefill_token_threshold"))
+    p.add_argument("--num-swap-blocks", type=int, default=default("num_swap_blocks"))
+    p.add_argument("--priority-aging-steps", type=int, default=default("priority_aging_steps"))
+    p.add_argument("--max-wait-steps", type=int, default=default("max_wait_steps"),
+                   help="static batcher: steps to wait for a full batch")
+    p.add_argument("--contiguous-reserve", choices=("max_tokens", "max_model_len"), default=default("contiguous_reserve"))
+    p.add_argument("--dtype", choices=DTYPE_NAMES, default=default("dtype"),
+                   help="auto: bfloat16 on a GPU, float32 on the CPU")
     p.add_argument("--max-waiting", type=int, default=1024,
                    help="requests allowed to wait for a first step; beyond it: 503 with Retry-After")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20)

@@ -105,7 +105,7 @@ def run_engine_core(conn, model: str, loaded, config, num_threads: int) -> None:
 
         from engine import LLMEngine, load_model
         torch.set_num_threads(num_threads)
-        loaded = loaded or load_model(model, dtype=getattr(torch, config.dtype), device=config.device)
+        loaded = loaded or load_model(model, dtype=config.dtype, device=config.device)
         engine = LLMEngine(loaded, config, snapshots=False)  # a server reads counters, not the cache's picture
     except Exception as e:  # reported to the API server, which prints it and exits
         from engine.messages import ConfigError

@@ -47,7 +47,7 @@ class LoadSpec:
     percentiles: tuple = (99,)
 
 
-def workload_requests(workload_name: str, num_prompts: int | None = None, seed: int = 0) -> list[BenchRequest]:
+def bench_requests(workload_name: str, num_prompts: int | None = None, seed: int = 0) -> list[BenchRequest]:
     """The preset's requests as text: prompt lengths are counted in bytes (the tiny model's tokens)."""
     from engine.models.tokenizer import ByteTokenizer
     from engine.lab.workload import generate, preset
@@ -260,7 +260,7 @@ def cmd_loadgen(args) -> int:
         spec = LoadSpec(args.base_url, args.model, args.endpoint, args.request_rate, args.burstiness,
                         args.max_concurrency, args.seed, args.ignore_eos, args.temperature, slos, percentiles)
         requests = (trace_requests(args.trace_in, args.num_prompts) if args.trace_in
-                    else workload_requests(args.workload, args.num_prompts, args.seed))
+                    else bench_requests(args.workload, args.num_prompts, args.seed))
         result = asyncio.run(run_load(spec, requests, progress_bar=True))
     except (ValueError, OSError, httpx.HTTPError) as e:  # TraceError is a ValueError
         print(f"error: {e}", file=sys.stderr)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import torch
 
-from engine import EngineConfig, LLMEngine, SamplingParams
+from engine import EngineConfig, LLMEngine, SamplingParams, ServiceClass
 from engine.server.bench_report import RequestResult, summarize
 from engine.server.loadgen import BenchRequest, LoadSpec, send_times
 
@@ -48,7 +48,7 @@ def _run(loaded, config: EngineConfig, requests: list[BenchRequest], spec: LoadS
             i = order[next_i]
             r = requests[i]
             params = SamplingParams(temperature=spec.temperature, max_tokens=r.max_tokens, ignore_eos=spec.ignore_eos)
-            added = engine.add_request(r.prompt, params, priority=r.priority, request_class=r.request_class)
+            added = engine.add_request(r.prompt, params, priority=r.priority, service=ServiceClass(r.request_class))
             sent[added.request_id] = (i, time.perf_counter() - t0)
             next_i += 1
         if not engine.has_unfinished():

@@ -14,7 +14,7 @@ from classroom import StorageError
 from lessons import load_moments, load_quiz, load_tasks
 from ui.instructor import moments, passcode
 from ui.instructor.poll import histogram_labels, summary_line
-from ui.instructor.access import CLASS, UNLOCKED, message, store, unlocked
+from ui.instructor.access import CLASS, UNLOCKED, message
 from ui.shell.i18n import lang, t
 from viz.classroom import answer_bars, criteria_bars, prediction_histogram
 
@@ -23,24 +23,7 @@ PAGE = "class-view"
 ss = st.session_state
 
 
-def render() -> None:
-    st.title(t("cv.title"))
-    if passcode.configured() is None:
-        st.warning(t("cv.no_passcode"), icon="🔒")
-        return
-    if not unlocked():
-        _passcode_form()
-        return
-    code, show_names = _controls()
-    if not code:
-        st.info(t("cv.pick_class"))
-        return
-    db = store(warn=True)
-    if db is not None:
-        st.fragment(_live, run_every=REFRESH_S)(db, code, show_names)
-
-
-def _passcode_form() -> None:
+def passcode_form() -> None:
     with st.form(f"{PAGE}.unlock", border=True):
         given = st.text_input(t("cv.passcode"), type="password", key=f"{PAGE}.passcode")
         go = st.form_submit_button(t("cv.unlock"), type="primary")
@@ -56,7 +39,7 @@ def _copy_class() -> None:
     ss[CLASS] = (ss.get(f"{PAGE}.class.widget") or "").strip()
 
 
-def _controls() -> tuple[str, bool]:
+def controls() -> tuple[str, bool]:
     ss[f"{PAGE}.class.widget"] = ss.get(CLASS, "")  # the value lives in CLASS: a page switch drops widget state
     c = st.columns([3, 2, 1], vertical_alignment="bottom")
     c[0].text_input(t("cv.class_code"), key=f"{PAGE}.class.widget", help=t("cv.class_help"), on_change=_copy_class,
@@ -68,7 +51,7 @@ def _controls() -> tuple[str, bool]:
     return ss.get(CLASS, ""), show_names
 
 
-def _live(db, code: str, show_names: bool) -> None:
+def live(db, code: str, show_names: bool) -> None:
     try:
         size = db.class_size(code)
         quiz, tasks, preds = db.class_quiz(code), db.class_worksheets(code), db.class_predictions(code)

@@ -8,7 +8,11 @@ from lessons import predictions
 from ui.shell import nav
 from ui.instructor import poll
 from ui.progress import saved as progress
+from ui.progress import keys
 from ui.shell.i18n import lang, strings, t
+from ui.shell.keys import INSTRUCTOR
+
+PENDING = "pending_moment"  # session key: a moment opened on another page, set up when its page is drawn
 
 
 def all_moments():
@@ -28,18 +32,18 @@ def page_title(page_id: str) -> str:
 
 def open_moment(moment_id: str) -> None:
     """Queue a moment for its page, and go there; the page applies it and runs the experiment."""
-    st.session_state["pending_moment"] = moment_id
+    st.session_state[PENDING] = moment_id
     nav.go(all_moments()[moment_id].page)
 
 
 def take_pending(page_id: str):
     """The moment queued for this page, if any (taken once). A moment with a prediction question waits
     until the prediction is made (or skipped)."""
-    pid = st.session_state.get("pending_moment")
+    pid = st.session_state.get(PENDING)
     if pid and all_moments().get(pid) and all_moments()[pid].page == page_id:
         if all_moments()[pid].predict and not _predicted(all_moments()[pid]):
             return None
-        del st.session_state["pending_moment"]
+        del st.session_state[PENDING]
         progress.milestone(f"moment:{pid}")
         st.session_state[f"{page_id}.moment"] = pid
         if f"{page_id}.scale" in st.session_state:
@@ -51,7 +55,7 @@ def take_pending(page_id: str):
 def _predicted(moment) -> bool:
     """Ask for the prediction before the run: True once it is made or skipped."""
     ss, p = st.session_state, moment.predict
-    room = bool(ss.get("instructor"))
+    room = bool(ss.get(INSTRUCTOR))
     box = st.empty()  # the question goes away once answered
     with box.form(f"pred.{moment.id}", border=True):
         st.markdown(f"**{t('pred.room' if room else 'pred.title')}** {p[lang()]}")
@@ -63,11 +67,11 @@ def _predicted(moment) -> bool:
         c = st.columns([2, 1, 4])
         go, skip = c[0].form_submit_button(t("pred.run"), type="primary"), c[1].form_submit_button(t("pred.skip"))
     if skip:
-        ss.get("predictions", {}).pop(moment.id, None)
+        ss.get(keys.PREDICTIONS, {}).pop(moment.id, None)
         box.empty()
         return True
     if go:
-        made = predictions.record(ss.setdefault("predictions", {}), moment, raw, by_room=room)
+        made = predictions.record(ss.setdefault(keys.PREDICTIONS, {}), moment, raw, by_room=room)
         if made:
             if not room:
                 progress.prediction(moment, made)
@@ -87,7 +91,7 @@ def reveal(page_id: str, runs) -> None:
         return
     value = predictions.measured(all_moments()[pid], {r.label: r.summary() for r in runs})
     poll.reveal(pid, value)  # a live poll on this moment: its answers against the measured value
-    made = predictions.made(st.session_state.get("predictions", {}), pid)
+    made = predictions.made(st.session_state.get(keys.PREDICTIONS, {}), pid)
     if not made or value is None:
         return
     if not made.by_room:
@@ -120,7 +124,7 @@ def moment_buttons(page_id: str) -> None:
 
 
 def _queue(moment_id: str) -> None:
-    st.session_state["pending_moment"] = moment_id
+    st.session_state[PENDING] = moment_id
 
 
 def page_header(page_id: str, prefix: str, defaults: dict):
@@ -148,7 +152,7 @@ def page_header(page_id: str, prefix: str, defaults: dict):
 
 def sidebar_list() -> None:
     """In instructor mode, every lecture moment in the sidebar, one click from the room."""
-    if not st.session_state.get("instructor"):
+    if not st.session_state.get(INSTRUCTOR):
         return
     with st.sidebar.expander(t("side.moments"), expanded=True):
         for p in all_moments().values():

@@ -13,6 +13,7 @@ import streamlit as st
 from classroom import StorageError
 from lessons import load_moments, parse_number, predictions
 from ui.instructor.access import instructor_class, message, store, student, unlocked
+from ui.progress import keys
 from ui.shell.i18n import lang, t
 from viz.classroom import prediction_histogram
 
@@ -72,7 +73,7 @@ def instructor_panel(moment) -> bool:
         st.error(message(e))
         return False
     if values:
-        predictions.record(ss.setdefault("predictions", {}), moment, statistics.median(values), by_room=True)
+        predictions.record(ss.setdefault(keys.PREDICTIONS, {}), moment, statistics.median(values), by_room=True)
     return True
 
 

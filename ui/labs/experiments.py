@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 import streamlit as st
 
@@ -20,20 +21,33 @@ def runs(page: str) -> list[LiveRun]:
 
 
 def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]], seed: int = 0, scale: float = 1.0,
-          live: bool = False, common: dict | None = None, requests: list[TraceRequest] | None = None
-          ) -> list[LiveRun] | None:
-    """Build (and unless live, run to the end) one engine per variant on the same requests.
-    A recorded run is shared by every session that asks for the same one (ui.playback.run_cache).
+          live: bool = False) -> list[LiveRun] | None:
+    """Build (and unless live, run to the end) one engine per (label, settings) variant on the same requests,
+    drawn from the workload (a preset's name, scaled, or a Workload) with this seed. The workload's suggested
+    settings come first, then the variant's."""
+    def made(loaded) -> tuple[Workload, list[TraceRequest]]:
+        chosen = preset(workload).scaled(scale) if isinstance(workload, str) else workload
+        return chosen, workload_requests(loaded, chosen, seed)
+    return _start(page, made, variants, live)
+
+
+def start_requests(page: str, requests: list[TraceRequest], variants: list[tuple[str, dict]],
+                   live: bool = False) -> list[LiveRun] | None:
+    """`start` on requests given as they are (an uploaded trace's), with no workload's suggested settings."""
+    def made(loaded) -> tuple[None, list[TraceRequest]]:
+        check_vocabulary(requests, loaded.model.config.vocab_size)
+        return None, requests
+    return _start(page, made, variants, live)
+
+
+def _start(page: str, made: Callable, variants: list[tuple[str, dict]], live: bool) -> list[LiveRun] | None:
+    """A recorded run is shared by every session that asks for the same one (ui.playback.run_cache).
     A configuration that cannot work is explained inline, and the previous runs are kept."""
     try:
         model_name = models.chosen()
         loaded = get_model(model_name)
-        workload = preset(workload).scaled(scale) if isinstance(workload, str) else workload
-        if requests is None:
-            requests = workload_requests(loaded, workload, seed)
-        else:
-            check_vocabulary(requests, loaded.model.config.vocab_size)
-        configs = [(label, engine_config_for(workload, **{**(common or {}), **settings})) for label, settings in variants]
+        workload, requests = made(loaded)
+        configs = [(label, engine_config_for(workload, **settings)) for label, settings in variants]
         if live:
             made = [LiveRun(loaded, requests, config, label) for label, config in configs]
         else:
@@ -115,10 +129,21 @@ def finish(made: list[LiveRun]) -> None:
     bar.empty()
 
 
+MEASURED = "measured"  # session key: name -> label -> the summary of a short run measured for a lesson or worksheet
+# The batching variants the lessons' mechanism table and the worksheet's comparison both measure.
+BATCHING = [("static", {"batcher": "static"}), ("continuous", {"batcher": "continuous"}),
+            ("contiguous", {"batcher": "continuous", "kv_layout": "contiguous"})]
+
+
+def measurements() -> dict:
+    """What `measured` has measured in this session so far."""
+    return st.session_state.get(MEASURED, {})
+
+
 def measured(name: str, workload: str, variants: list[tuple[str, dict]], scale: float = 0.5) -> dict | None:
     """Summaries of a few short real runs (one workload, several engine variants), measured once per
     session when asked for, and kept: the lessons and worksheets quote them."""
-    cache = st.session_state.setdefault("measured", {})
+    cache = st.session_state.setdefault(MEASURED, {})
     if name not in cache:
         made = start(f"measured.{name}", workload, variants, scale=scale)
         if not made:

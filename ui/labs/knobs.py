@@ -1,7 +1,6 @@
 """Every engine knob as a widget, named as in vLLM; returns EngineConfig keyword arguments."""
 from __future__ import annotations
 
-import dataclasses
 
 import streamlit as st
 
@@ -14,7 +13,7 @@ KNOBS = ("batcher", "policy", "kv_layout", "preemption_mode", "block_size", "num
          "attention_backend")
 # Read from EngineConfig itself, so the two cannot drift. None (num_blocks, max_model_len,
 # num_swap_blocks) is the engine's "auto": an empty box that the engine sizes.
-DEFAULTS = {f.name: f.default for f in dataclasses.fields(EngineConfig) if f.name in KNOBS}
+DEFAULTS = {name: EngineConfig.default(name) for name in KNOBS}
 
 
 def apply_hints(prefix: str, source: str, hints: dict) -> None:

@@ -13,7 +13,7 @@ import httpx
 import streamlit as st
 
 from engine import PRESETS, EngineConfig
-from engine.server.loadgen import LoadSpec, run_load, workload_requests
+from engine.server.loadgen import LoadSpec, run_load, bench_requests
 from engine.server.metric_reader import read_metrics
 from engine.server.replay import run_in_process
 from engine.server.thread import free_port
@@ -148,7 +148,7 @@ def load_panel(page: str):
 # --- runs -------------------------------------------------------------------------------------------
 def _requests(page: str):
     ss = st.session_state
-    reqs = workload_requests(ss[f"{page}.workload"], int(ss[f"{page}.prompts"]), seed=0)
+    reqs = bench_requests(ss[f"{page}.workload"], int(ss[f"{page}.prompts"]), seed=0)
     for r in reqs:
         r.max_tokens = min(r.max_tokens, MAX_TOKENS_CAP)
     return reqs

@@ -64,6 +64,11 @@ def clock_args(clock: dict) -> dict:
             "last": clock["last"], "elapsed_ms": round(1000 * (time.time() - clock["t0"]))}
 
 
+def playing(frames_url: str | None, clock: dict | None) -> dict | None:
+    """What a live chart needs to play by itself (ui/playback/live_chart.py): None when a still frame is drawn."""
+    return None if clock is None else {"frames": frames_url, "clock": clock_args(clock)}
+
+
 class Encoder:
     """Per frame an HTML string, cut before each tag and de-duplicated: consecutive frames share most
     of their cells, so a run's frames cost a table of distinct pieces and a list of indices each.
@@ -151,7 +156,7 @@ def html_frames(run: LiveRun, key: tuple, frame_html: Callable[[int], str]) -> s
 def animated(key: str, frames_url: Callable[[], str]) -> str:
     """The URL of view `key`'s frames under the clock now. `frames_url` is kept for the page playing: with
     the next chunk of a run still computed, the player asks every view for its frames again without
-    drawing the page (ui/playback/player.py `extend`)."""
+    drawing the page (ui/playback/player.py `_extend`)."""
     st.session_state.setdefault(VIEWS, {})[key] = frames_url
     return frames_url()
 

@@ -1,10 +1,10 @@
 """A run's frames for in-browser playback, written once as a file each browser fetches for itself.
 
-Sent inside the page, a view's frames (up to a megabyte or two of JSON) went into every session's page run:
-serialised, hashed and written to each student's websocket under the one interpreter lock, once per
-student and per chunk of a run still being computed. Forty students playing the same run then kept the
-server busy for seconds at every chunk's end. Now the frames are gzipped once, into a folder Streamlit
-already serves (the live-chart component's, ui/playback/live_chart.py), and a page carries only the file's URL.
+A view's frames are up to a megabyte or two of JSON. Sent inside the page, they would go into every session's
+page run, serialised, hashed and written to each student's websocket under the one interpreter lock, once per
+student and per chunk of a run still being computed: forty students playing one run would keep the server
+busy for seconds at every chunk's end. So the frames are gzipped once, into a folder Streamlit already
+serves (the live-chart component's, ui/playback/live_chart.py), and a page carries only the file's URL.
 Streamlit's own gzip layer leaves `application/gzip` alone, so a request costs the server a file read;
 the browser unpacks it (DecompressionStream, ui/playback/client_player.js and ui/playback/live_chart.html).
 

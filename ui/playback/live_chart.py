@@ -17,6 +17,7 @@ import plotly.io as pio
 import streamlit.components.v1 as components
 
 from engine import cache_root
+from ui.shell.style import font_scale
 
 HTML = Path(__file__).with_name("live_chart.html")
 FIT_RESERVE = 12  # pixels kept free below a fitted chart
@@ -42,11 +43,11 @@ def figure_json(fig) -> str:
 
 
 def live_chart(fig, key: str, height: int, config: dict | None = None, fit: tuple[int, int] | None = None,
-               font_scale: float = 1.0, frames: str | None = None, clock: dict | None = None) -> None:
+               playing: dict | None = None) -> None:
     """`fig`: a figure, or one already made JSON (figure_json) to be drawn by many sessions.
     `fit=(min, max)`: the chart fills the window's height below it, between min and max pixels.
-    `frames` (the URL of their file, ui/playback/frame_files.py) and `clock`: the chart plays a recorded run by itself
-    (ui/playback/client_player.py)."""
+    `playing` (client_player.playing: the URL of the frames' file and the clock): the chart plays a recorded run
+    by itself. Chart text grows with instructor mode's type (ui/shell/style.py)."""
     _render(spec=fig if isinstance(fig, str) else figure_json(fig), height=height, config=config or {}, key=key, default=None,
-            fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None, font_scale=font_scale,
-            frames=frames, clock=clock, anim_key=key)
+            fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None, font_scale=font_scale(),
+            frames=playing and playing["frames"], clock=playing and playing["clock"], anim_key=key)

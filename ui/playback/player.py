@@ -19,6 +19,7 @@ from engine import LiveRun
 from ui.playback import client_player, frame_files
 from ui.shell.i18n import lang, t
 
+ANIMATING = "player.animating"  # session key: the page being drawn is playing (charts skip hover layers)
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
 # Recorded runs play in the browser (ui/playback/client_player.py); SERVING_LAB_BROWSER_PLAYBACK=0 makes the server draw
 # every frame instead (what a live run always does).
@@ -181,7 +182,7 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
         frame = min(ss[_k(page, "frame")], last)
         ss[_k(page, "frame")] = frame
         position(page, runs, frame, last)
-        ss["player.animating"] = ss[_k(page, "playing")]
+        ss[ANIMATING] = ss[_k(page, "playing")]
         render(frame)
         cost = time.perf_counter() - started
         ss[_k(page, "cost")] = 0.7 * ss.get(_k(page, "cost"), cost) + 0.3 * cost
@@ -237,7 +238,7 @@ def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], Non
     # look below must then still see them end and redraw the page
     computing = not all(r.done for r in runs)
     controls(page, runs)
-    ss["player.animating"] = True
+    ss[ANIMATING] = True
     ss[client_player.CLOCK] = clock
     ss[client_player.VIEWS] = {}  # the views drawn below say how their frames are made (for `_extend`)
     drawn = ss[_k(page, "drawn_clock")] = clock["id"]

@@ -8,12 +8,10 @@ from dataclasses import asdict
 import streamlit as st
 
 from lessons import answers_from_markdown, answers_to_markdown, load_moments, load_quiz, load_tasks
-from lessons.attempt import Attempt
-from lessons.grading import quiz_order
 from lessons.predictions import Prediction
+from ui.progress import keys, quiz_state, worksheet_state
+from ui.progress.saved import adopt, forget_session_progress, link, prediction, quiz_answer, token, with_store
 from ui.shell.i18n import lang, t
-from ui.progress.saved import (NOTICE, adopt, call, draft, forget_session_progress, link, prediction, quiz_answer,
-                         token)
 
 QUIZ_SECTION, PRED_SECTION = "quiz-answers", "predictions"  # extra sections of the Markdown export
 
@@ -21,10 +19,10 @@ QUIZ_SECTION, PRED_SECTION = "quiz-answers", "predictions"  # extra sections of 
 def export_markdown() -> str:
     """The worksheet export, plus the quiz's tries and the predictions as two more sections it reads back."""
     ss = st.session_state
-    sections = dict(ss.get("answers", {}))
-    attempt = ss.get("quiz.attempt")
+    sections = dict(ss.get(keys.ANSWERS, {}))
+    attempt = ss.get(keys.QUIZ_ATTEMPT)
     tok = token(create=False)
-    stored = call("quiz_answers", tok) if tok else None
+    stored = with_store(lambda store: store.quiz_answers(tok)) if tok else None
     if stored:
         tries: dict[str, list] = {}
         for a in sorted(stored, key=lambda a: a.try_no):
@@ -32,7 +30,7 @@ def export_markdown() -> str:
         sections[QUIZ_SECTION] = {qid: json.dumps(v, ensure_ascii=False) for qid, v in tries.items()}
     elif attempt is not None and attempt.results:
         sections[QUIZ_SECTION] = {}
-    preds = ss.get("predictions", {})
+    preds = ss.get(keys.PREDICTIONS, {})
     if preds:
         sections[PRED_SECTION] = {mid: json.dumps(p["value"], ensure_ascii=False) for mid, p in preds.items()}
     return answers_to_markdown(sections, lang())
@@ -43,20 +41,9 @@ def import_markdown(text: str) -> int:
     Returns how many entries were taken; raises ValueError for a file that is not an export."""
     loaded = answers_from_markdown(text)
     ss = st.session_state
-    known = {task.id: {f.id for f in task.fields} for task in load_tasks(lang())}
-    n = 0
-    for tid, fields in loaded.items():
-        for fid, value in fields.items():
-            if fid in known.get(tid, ()):
-                ss.setdefault("answers", {}).setdefault(tid, {})[fid] = ss[f"task.{tid}.{fid}"] = value
-                draft(tid, fid, value)
-                n += 1
+    n = worksheet_state.take(loaded, load_tasks(lang()))
     questions = {q.id: q for q in load_quiz(lang())}
-    attempt = ss.get("quiz.attempt")
-    if attempt is None:
-        attempt = ss["quiz.attempt"] = Attempt(ss.get("quiz.seed", 0))
-        ss["quiz.order"] = [q.id for q in quiz_order(list(questions.values()), attempt.seed)]
-        ss["quiz.measured"], ss["quiz.index"], ss["quiz.hints"] = {}, 0, set()
+    attempt = ss.get(keys.QUIZ_ATTEMPT) or quiz_state.begin(questions)
     for qid, raw in loaded.get(QUIZ_SECTION, {}).items():
         q = questions.get(qid)
         tries = _json(raw)
@@ -79,7 +66,7 @@ def import_markdown(text: str) -> int:
         if moment.predict["kind"] != "number" and value not in moment.predict.get("choices", ()):
             continue
         made = Prediction(mid, value, 0.0)
-        ss.setdefault("predictions", {})[mid] = asdict(made)
+        ss.setdefault(keys.PREDICTIONS, {})[mid] = asdict(made)
         prediction(moment, made)
         n += 1
     return n
@@ -95,9 +82,9 @@ def _json(raw: str):
 def _start_over() -> None:
     tok = token(create=False)
     if tok:
-        call("start_over", tok)
+        with_store(lambda store: store.start_over(tok))
     forget_session_progress()
-    st.session_state[NOTICE] = ("warning", "progress.started_over", {})
+    st.session_state[keys.NOTICE] = ("warning", "progress.started_over", {})
 
 
 def _save_profile(name_key: str, class_key: str) -> None:
@@ -105,9 +92,9 @@ def _save_profile(name_key: str, class_key: str) -> None:
     name, code = ss.get(name_key, ""), ss.get(class_key, "")
     tok = token(create=False)
     if tok:
-        call("update_student", tok, name, code)
+        with_store(lambda store: store.update_student(tok, name, code))
         return
-    new = call("new_student", name, code)
+    new = with_store(lambda store: store.new_student(name, code))
     if new:
         adopt(new)
 
@@ -116,7 +103,7 @@ def panel() -> None:
     """Home: an optional name and class code; then the bookmark link, start over, export and import."""
     ss = st.session_state
     tok = token(create=False)
-    student = call("student", tok) if tok else None
+    student = with_store(lambda store: store.student(tok)) if tok else None
     with st.container(border=True, key="progress-panel"):
         st.markdown(f"**💾 {t('progress.title')}**")
         if student:
@@ -148,8 +135,8 @@ def panel() -> None:
         with c[2].popover(t("progress.import")):
             upload = st.file_uploader(t("progress.import"), type=["md", "txt"], key="progress.import",
                                       label_visibility="collapsed")
-            if upload is not None and ss.get("progress.imported") != upload.file_id:
-                ss["progress.imported"] = upload.file_id
+            if upload is not None and ss.get(keys.IMPORTED) != upload.file_id:
+                ss[keys.IMPORTED] = upload.file_id
                 try:
                     st.success(t("progress.imported", n=import_markdown(upload.getvalue().decode("utf-8",
                                                                                                   "replace"))))

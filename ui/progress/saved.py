@@ -8,20 +8,20 @@ When the database cannot be opened or written, the lab runs on with a visible wa
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Callable, TypeVar
 from urllib.parse import urlsplit
 
 import streamlit as st
 
-from classroom import StorageError, get_store, is_token
+from classroom import StorageError, Store, get_store, is_token
 from lessons import load_moments, load_quiz
 from lessons.attempt import Attempt
-from lessons.grading import quiz_order
 from lessons.predictions import Prediction
+from ui.progress import keys, quiz_state
+from ui.progress.keys import NOTICE, TOKEN, UNAVAILABLE
 from ui.shell.i18n import lang, t
 
-TOKEN = "progress.token"
-NOTICE = "progress.notice"  # (kind, strings key, params): shown once, at the top of the next page drawn
-_BROKEN = "progress.unavailable"
+T = TypeVar("T")
 
 
 def _store():
@@ -29,20 +29,20 @@ def _store():
     try:
         return get_store()
     except StorageError as err:
-        st.session_state[_BROKEN] = err
+        st.session_state[UNAVAILABLE] = err
         return None
 
 
-def call(method: str, *args):
-    """A store call for this student; a refusal becomes a message on the page, never a traceback."""
+def with_store(action: Callable[[Store], T]) -> T | None:
+    """`action(store)` for this student; a refusal becomes a message on the page, never a traceback."""
     store = _store()
     if store is None:
         return None
     try:
-        return getattr(store, method)(*args)
+        return action(store)
     except StorageError as err:
         if err.code == "unavailable":
-            st.session_state[_BROKEN] = err
+            st.session_state[UNAVAILABLE] = err
         else:
             st.session_state[NOTICE] = ("error", f"classroom.error.{err.code}", err.params)
         return None
@@ -61,7 +61,7 @@ def token(create: bool = True) -> str | None:
     ss = st.session_state
     if ss.get(TOKEN) or not create:
         return ss.get(TOKEN)
-    new = call("new_student", "", "")
+    new = with_store(lambda store: store.new_student("", ""))
     if new:
         adopt(new)
     return new
@@ -72,19 +72,20 @@ def adopt(new: str) -> None:
     ss = st.session_state
     ss[TOKEN] = new
     st.query_params["s"] = new
-    for mid in ss.get("progress.milestones", set()):
-        call("reach_milestone", new, mid)
+    for mid in ss.get(keys.MILESTONES, set()):
+        with_store(lambda store, mid=mid: store.reach_milestone(new, mid))
 
 
 # -- loading a student's progress into the session ----------------------------------------------------------
 
-_SESSION_PREFIXES = ("quiz.", "task.", "tasks.feedback.", "pred.", "progress.measured.")
-_SESSION_KEYS = ("answers", "tasks.checked", "predictions", "progress.milestones")
+_SESSION_PREFIXES = (keys.QUIZ_PREFIX, keys.TASK_PREFIX, keys.FEEDBACK_PREFIX, keys.PREDICTION_WIDGET_PREFIX,
+                     keys.MEASURED_PREFIX)
+_SESSION_KEYS = (keys.ANSWERS, keys.CHECKED, keys.PREDICTIONS, keys.MILESTONES)
 
 
 def forget_session_progress() -> None:
     ss = st.session_state
-    for key in [k for k in ss if str(k).startswith(_SESSION_PREFIXES) and k != "quiz.seed"]:
+    for key in [k for k in ss if str(k).startswith(_SESSION_PREFIXES) and k != keys.QUIZ_SEED]:
         del ss[key]
     for key in _SESSION_KEYS:
         ss.pop(key, None)
@@ -101,7 +102,7 @@ def restore() -> None:
         try:
             student = store.student(url)
         except StorageError as err:
-            ss[_BROKEN] = err
+            ss[UNAVAILABLE] = err
             return
     if store is None:
         return
@@ -119,23 +120,22 @@ def load(store, tok: str) -> None:
     """Put the student's stored progress where the pages read it."""
     ss = st.session_state
     _load_quiz(store.quiz_answers(tok))
-    ss["answers"] = store.drafts(tok)  # the worksheet page seeds its (absent) widgets from here
-    ss["tasks.checked"] = {tid: g.passed for tid, g in store.gradings(tok).items()}
+    ss[keys.ANSWERS] = store.drafts(tok)  # the worksheet page seeds its (absent) widgets from here
+    ss[keys.CHECKED] = {tid: g.passed for tid, g in store.gradings(tok).items()}
     moments = load_moments()
-    ss["predictions"] = {}
+    ss[keys.PREDICTIONS] = {}
     for mid, p in store.predictions(tok).items():
         value = _prediction_value(moments.get(mid), p.value)
         if value is not None:
-            ss["predictions"][mid] = asdict(Prediction(mid, value, p.at.timestamp()))
-    ss["progress.milestones"] = store.milestones(tok)
+            ss[keys.PREDICTIONS][mid] = asdict(Prediction(mid, value, p.at.timestamp()))
+    ss[keys.MILESTONES] = store.milestones(tok)
 
 
 def _load_quiz(answers) -> None:
     """Replay the stored tries through a fresh Attempt: the grades (and their explanations) come back as given."""
     ss = st.session_state
     questions = {q.id: q for q in load_quiz(lang())}
-    seed = ss.get("quiz.seed", 0)
-    attempt, measured = Attempt(seed), {}
+    attempt, measured = Attempt(ss.get(keys.QUIZ_SEED, 0)), {}
     for a in sorted(answers, key=lambda a: a.try_no):
         q = questions.get(a.question_id)
         if q is None:
@@ -144,15 +144,13 @@ def _load_quiz(answers) -> None:
         if m is not None:
             measured[q.id] = m
         attempt.submit(q, raw, m)
-        key = f"quiz.q.{q.id}" + (".2" if a.try_no > 1 else "")
+        key = keys.quiz_widget(q.id, second_try=a.try_no > 1)
         if q.type == "multiple":
             for i in range(len(q.options)):
                 ss[f"{key}.{i}"] = i in (raw or [])
         else:
             ss[key] = raw
-    order = [q.id for q in quiz_order(list(questions.values()), seed)]
-    ss["quiz.order"], ss["quiz.attempt"], ss["quiz.measured"], ss["quiz.hints"] = order, attempt, measured, set()
-    ss["quiz.index"] = next((i for i, qid in enumerate(order) if not attempt.done(qid)), 0)
+    quiz_state.begin(questions, attempt, measured, at_first_unanswered=True)
 
 
 def _prediction_value(moment, stored: float):
@@ -173,26 +171,27 @@ def quiz_answer(question, answer, measured: float | None, attempt: Attempt) -> N
     stored = {"answer": answer, "measured": measured} if question.type == "numeric" else answer
     tok = token()
     if tok:
-        call("record_answer", tok, question.id, stored, attempt.tries[question.id],
-              attempt.results[question.id].correct)
+        with_store(lambda store: store.record_answer(tok, question.id, stored, attempt.tries[question.id],
+                                                     attempt.results[question.id].correct))
 
 
 def quiz_restarted() -> None:
-    if token(create=False):
-        call("clear_quiz", token(create=False))
+    tok = token(create=False)
+    if tok:
+        with_store(lambda store: store.clear_quiz(tok))
 
 
 def draft(task_id: str, field_id: str, text: str) -> None:
     tok = token()
     if tok:
-        call("save_draft", tok, task_id, field_id, text)
+        with_store(lambda store: store.save_draft(tok, task_id, field_id, text))
 
 
 def grading(task, feedback) -> None:
     criteria = {f"{fid}.{c.id}": c.met for fid, fb in feedback.fields.items() for c in fb.criteria}
     tok = token()
     if tok:
-        call("record_grading", tok, task.id, feedback.passed, criteria)
+        with_store(lambda store: store.record_grading(tok, task.id, feedback.passed, criteria))
         if task.milestone and feedback.passed:
             milestone(f"task:{task.id}")
 
@@ -201,28 +200,28 @@ def prediction(moment, made: Prediction) -> None:
     value = made.value if isinstance(made.value, (int, float)) else moment.predict["choices"].index(made.value)
     tok = token()
     if tok:
-        call("record_prediction", tok, moment.id, value)
+        with_store(lambda store: store.record_prediction(tok, moment.id, value))
 
 
 def measured(moment_id: str, value) -> None:
     tok = token(create=False)
     ss = st.session_state
-    if tok and moment_id in ss.get("predictions", {}) and ss.get(f"progress.measured.{moment_id}") != value:
-        ss[f"progress.measured.{moment_id}"] = value
+    if tok and moment_id in ss.get(keys.PREDICTIONS, {}) and ss.get(keys.MEASURED_PREFIX + moment_id) != value:
+        ss[keys.MEASURED_PREFIX + moment_id] = value
         moment = load_moments()[moment_id]
         number = value if isinstance(value, (int, float)) else moment.predict["choices"].index(value)
-        call("set_measured", tok, moment_id, number)
+        with_store(lambda store: store.set_measured(tok, moment_id, number))
 
 
 def milestone(milestone_id: str) -> None:
     """Kept in the session at once; stored now if the student has a token, else when the token is made."""
-    reached = st.session_state.setdefault("progress.milestones", set())
+    reached = st.session_state.setdefault(keys.MILESTONES, set())
     if milestone_id in reached:
         return
     reached.add(milestone_id)
     tok = token(create=False)
     if tok:
-        call("reach_milestone", tok, milestone_id)
+        with_store(lambda store: store.reach_milestone(tok, milestone_id))
 
 
 # -- what the student sees ------------------------------------------------------------------------------------------
@@ -238,11 +237,11 @@ def link(tok: str) -> str:
 def notices() -> None:
     """Above the page: a message left by the last action, and the warning when nothing can be saved."""
     ss = st.session_state
-    if not ss.get("progress.probed"):  # once a session: say at once when nothing can be saved
-        ss["progress.probed"] = True
+    if not ss.get(keys.PROBED):  # once a session: say at once when nothing can be saved
+        ss[keys.PROBED] = True
         _store()
-    if ss.get(_BROKEN) is not None:
-        st.warning(t("progress.unavailable", reason=error_text(ss[_BROKEN])), icon="⚠️")
+    if ss.get(UNAVAILABLE) is not None:
+        st.warning(t("progress.unavailable", reason=error_text(ss[UNAVAILABLE])), icon="⚠️")
     notice = ss.pop(NOTICE, None)
     if notice:
         kind, key, params = notice
@@ -254,7 +253,7 @@ def notices() -> None:
 def sidebar_line() -> None:
     """The sidebar: where progress goes (the link once there is one), or why it is not saved."""
     sb, tok = st.sidebar, token(create=False)
-    if st.session_state.get(_BROKEN) is not None:
+    if st.session_state.get(UNAVAILABLE) is not None:
         sb.caption(f"⚠️ {t('progress.not_saved')}")
     elif tok:
         sb.caption(f"💾 {t('progress.your_link')}")

@@ -8,6 +8,7 @@ import streamlit as st
 import yaml
 
 from engine import MESSAGES, EngineError, EngineMessage, render_message
+from ui.shell.keys import LANG
 
 LANGS = ("zh", "en")
 LANG_NAMES = {"zh": "中文", "en": "English"}
@@ -20,7 +21,7 @@ def strings() -> dict[str, dict[str, str]]:
 
 
 def lang() -> str:
-    return st.session_state.get("lang", "zh")
+    return st.session_state.get(LANG, "zh")
 
 
 def t(key: str, **fmt) -> str:

@@ -15,6 +15,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from lessons import load_lessons
 from ui.shell import url_state
 from ui.shell.i18n import lang, t
+from ui.shell.keys import INSTRUCTOR, NAV_PAGES, SCROLL_TOP
 
 SECTIONS = {
     "nav.lessons": [("home", "pages/home.py", "home.title", "🏠")],
@@ -28,7 +29,7 @@ SECTIONS = {
                      ("glossary", "pages/glossary.py", "gloss.title", "📚"),
                      ("playground", "pages/playground.py", "pg.title", "🛝")],
 }
-INSTRUCTOR = {"nav.instructor": [("class", "pages/class_view.py", "cv.title", "👩‍🏫")]}  # in instructor mode only
+INSTRUCTOR_SECTION = {"nav.instructor": [("class", "pages/class_view.py", "cv.title", "👩‍🏫")]}  # in instructor mode only
 
 
 def _lesson_page(render: Callable[[str], None], lesson_id: str):
@@ -42,11 +43,11 @@ def navigation(render_lesson: Callable[[str], None]):
     """`render_lesson(lesson_id)` draws a lesson's page."""
     lessons = tuple((lesson.id, lesson.title) for lesson in load_lessons(lang()))
     ctx = get_script_run_ctx()
-    made = _pages(ctx and ctx.pages_manager.main_script_parent, lang(), bool(st.session_state.get("instructor")),
+    made = _pages(ctx and ctx.pages_manager.main_script_parent, lang(), bool(st.session_state.get(INSTRUCTOR)),
                   lessons, render_lesson)
     # a copy per run: st.navigation marks the page it returns as the one to run, once (a flag on the page)
     pages = {section: [copy.copy(p) for p in entries] for section, entries in made.items()}
-    st.session_state["nav.pages"] = {p.url_path or "home": p for section in pages.values() for p in section}
+    st.session_state[NAV_PAGES] = {p.url_path or "home": p for section in pages.values() for p in section}
     return st.navigation(pages, expanded=True)  # labs and practice stay in sight, not behind "View more"
 
 
@@ -55,7 +56,7 @@ def _pages(app_folder, language: str, instructor: bool, lessons: tuple, render_l
     """The sidebar's pages, made once per language, mode and set of lessons for every session: making a
     page resolves its file's path (system calls that each wait for the interpreter lock on a busy server:
     ~35 ms of every page run with forty students)."""
-    sections = {**SECTIONS, **(INSTRUCTOR if instructor else {})}
+    sections = {**SECTIONS, **(INSTRUCTOR_SECTION if instructor else {})}
     pages = {t(section): [st.Page(path, title=t(title), icon=icon, url_path=url, default=(url == "home"))
                           for url, path, title, icon in entries]  # the default page lives at "/"
              for section, entries in sections.items()}
@@ -66,5 +67,5 @@ def _pages(app_folder, language: str, instructor: bool, lessons: tuple, render_l
 
 def go(page_id: str) -> None:
     """Open another page, keeping the language and instructor mode (st.switch_page would clear the query)."""
-    st.session_state["nav.scroll_top"] = True
-    st.switch_page(st.session_state["nav.pages"][page_id], query_params=url_state.kept())
+    st.session_state[SCROLL_TOP] = True
+    st.switch_page(st.session_state[NAV_PAGES][page_id], query_params=url_state.kept())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.shell.i18n import LANG_NAMES, LANGS, t
+from ui.shell.keys import INSTRUCTOR, LANG
 
 
 def _copy(widget_key: str, key: str) -> None:
@@ -22,8 +23,8 @@ def bound(key: str) -> dict:
 
 def language_switch() -> None:
     st.sidebar.segmented_control(t("side.language"), LANGS, format_func=LANG_NAMES.get, required=True,
-                                 **bound("lang"))
+                                 **bound(LANG))
 
 
 def instructor_switch() -> None:
-    st.sidebar.toggle(t("side.instructor"), help=t("side.instructor_help"), **bound("instructor"))
+    st.sidebar.toggle(t("side.instructor"), help=t("side.instructor_help"), **bound(INSTRUCTOR))

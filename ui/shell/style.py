@@ -5,6 +5,7 @@ Instructor mode enlarges the root font size: Streamlit sizes its type, widgets a
 so they all grow in proportion and nothing becomes smaller than its label. Charts get the same
 factor through `font_scale` (live charts) or `scale_fonts` (plotly charts)."""
 import streamlit as st
+from ui.shell.keys import INSTRUCTOR, SCROLL_TOP
 
 INSTRUCTOR_SCALE = 1.3
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -64,7 +65,7 @@ html {{ font-size: {16 * INSTRUCTOR_SCALE:.1f}px; }}
 
 
 def instructor() -> bool:
-    return bool(st.session_state.get("instructor", False))
+    return bool(st.session_state.get(INSTRUCTOR, False))
 
 
 def font_scale() -> float:
@@ -91,7 +92,7 @@ def scale_fonts(fig):
 
 def apply() -> None:
     st.html(BASE_CSS + (INSTRUCTOR_CSS if instructor() else ""))
-    if st.session_state.pop("nav.scroll_top", False):  # a page switch from a button at the bottom of a page
+    if st.session_state.pop(SCROLL_TOP, False):  # a page switch from a button at the bottom of a page
         st.html("<script>setTimeout(() => { for (const el of [document.scrollingElement, "
                 "document.querySelector('[data-testid=\"stMain\"]')]) if (el) el.scrollTop = 0; }, 60);</script>",
                 unsafe_allow_javascript=True)

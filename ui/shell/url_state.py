@@ -1,9 +1,8 @@
 """Language and instructor mode live in the URL (`?lang=en&instructor=1`), so they survive every
 page switch, reload, bookmark and deep link.
 
-Both used to be widget-bound session keys, and Streamlit drops a widget's state on a page switch,
-so a switch fell back to Chinese and quietly turned instructor mode off. Now the values are plain
-session keys ("lang", "instructor"); the sidebar widgets only copy into them; and every run writes
+Streamlit drops a widget's state on a page switch, so neither may live in a widget: the values are
+plain session keys (ui/shell/keys.py); the sidebar widgets only copy into them; and every run writes
 them back to the URL. A URL value the lab did not write itself (a deep link, a reload in a new
 session, an edited address) wins over the session; a URL with no value (Streamlit's own page links
 clear the query) changes nothing.
@@ -13,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.shell.i18n import LANGS
+from ui.shell.keys import INSTRUCTOR, LANG, STUDENT_TOKEN
 DEFAULT_LANG = "zh"  # the chapter's language, for a browser that names neither zh nor en
 _WRITTEN = "url_state.written"  # what this session last put in the URL
 
@@ -44,23 +44,23 @@ def restore() -> None:
     written = ss.get(_WRITTEN, {})
     url_lang = qp.get("lang")
     if url_lang in LANGS and url_lang != written.get("lang"):
-        ss["lang"] = url_lang
-    elif "lang" not in ss:
-        ss["lang"] = browser_language(st.context.headers.get("Accept-Language"))
+        ss[LANG] = url_lang
+    elif LANG not in ss:
+        ss[LANG] = browser_language(st.context.headers.get("Accept-Language"))
     url_instructor = qp.get("instructor")
     if url_instructor is not None and url_instructor != written.get("instructor"):
-        ss["instructor"] = _flag(url_instructor)
-    ss.setdefault("instructor", False)
+        ss[INSTRUCTOR] = _flag(url_instructor)
+    ss.setdefault(INSTRUCTOR, False)
 
 
 def kept() -> dict[str, str]:
     """The query parameters every internal link and page switch carries."""
     ss = st.session_state
-    params = {"lang": ss.get("lang", DEFAULT_LANG)}
-    if ss.get("instructor"):
+    params = {"lang": ss.get(LANG, DEFAULT_LANG)}
+    if ss.get(INSTRUCTOR):
         params["instructor"] = "1"
-    if ss.get("progress.token"):  # the student's saved progress (ui/progress/saved.py)
-        params["s"] = ss["progress.token"]
+    if ss.get(STUDENT_TOKEN):  # the student's saved progress (ui/progress/saved.py)
+        params["s"] = ss[STUDENT_TOKEN]
     return params
 
 

@@ -9,6 +9,7 @@ import streamlit as st
 
 from engine import LiveRun
 from ui.playback import client_player
+from ui.playback.player import ANIMATING
 from ui.playback.derived import derived
 from ui.shell.i18n import labels
 from ui.shell.style import ANIMATING_CONFIG, CHART_CONFIG
@@ -24,7 +25,7 @@ VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", 
 
 def animating() -> bool:
     """The player is playing: charts skip their hover texts (nobody can hover a moving chart)."""
-    return bool(st.session_state.get("player.animating"))
+    return bool(st.session_state.get(ANIMATING))
 
 
 def chart_config() -> dict:

@@ -10,9 +10,10 @@ from ui.playback import client_player
 from ui.playback.derived import derived
 from ui.playback.live_chart import live_chart
 from ui.shell.i18n import lang, t
-from ui.shell.style import font_scale, scaled
+from ui.shell.style import scaled
 from ui.views.base import DERIVING, animating, chart_config, colors, html_view, over_run, view_labels
 from viz.blocks import block_pool, pool_frames
+from viz.figure import Look
 from viz.charts import memory_split, split_frames, split_legend_html
 from viz.html import block_tables_html
 
@@ -39,8 +40,7 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
         snaps = run.snapshots[:client_player.shown(run)]
         return pool_frames(snaps, colors(run), [_pool_title(s) for s in snaps])
     frames = clock and client_player.animated(f"{key}.pool", lambda: client_player.run_frames(run, ("pool", lang()), made))
-    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), font_scale=font_scale(), frames=frames,
-               clock=clock and client_player.clock_args(clock))
+    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), playing=client_player.playing(frames, clock))
     if clock is None:
         refusal_note(run, frame)
     else:  # the note as HTML, in the colours of st.warning
@@ -48,9 +48,8 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
             f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)), f"{key}.refusal")
     frames = clock and client_player.animated(f"{key}.split", lambda: client_player.run_frames(
         run, ("split",), lambda: split_frames(kv_rows(run)[:client_player.shown(run)])))
-    live_chart(memory_split(kv_rows(run), frame, total, lab, height=scaled(240), title=t("kv.split_title")),
-               f"{key}.split", scaled(240), chart_config(), font_scale=font_scale(), frames=frames,
-               clock=clock and client_player.clock_args(clock))
+    live_chart(memory_split(kv_rows(run), frame, total, lab, Look(scaled(240), t("kv.split_title"))),
+               f"{key}.split", scaled(240), chart_config(), playing=client_player.playing(frames, clock))
     st.html(split_legend_html(lab))
     if show_tables:
         st.caption(t("kv.tables_caption"))

@@ -12,9 +12,6 @@ from ui.instructor import moments
 from ui.shell import nav, url_state
 from ui.shell.i18n import lang, t
 
-BATCHING = [("static", {"batcher": "static"}), ("continuous", {"batcher": "continuous"}),
-            ("contiguous", {"batcher": "continuous", "kv_layout": "contiguous"})]
-
 
 def render(lesson_id: str) -> None:
     lessons = load_lessons(lang())
@@ -54,11 +51,11 @@ def demote_headings(markdown: str) -> str:
 def mechanisms_measured() -> None:
     """The table's extra column: the same mechanisms, measured now on chat-and-reports."""
     st.subheader(t("mech.title"))
-    have = "batching" in st.session_state.get("measured", {})
+    have = "batching" in experiments.measurements()
     if not have and not st.button(t("mech.measure"), type="primary", key="mech.measure"):
         st.caption(t("mech.press"))
         return
-    runs = experiments.measured("batching", "chat-and-reports", BATCHING)
+    runs = experiments.measured("batching", "chat-and-reports", experiments.BATCHING)
     if not runs:
         return
     s, c, k = runs["static"], runs["continuous"], runs["contiguous"]

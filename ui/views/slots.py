@@ -11,11 +11,12 @@ from ui.playback import client_player
 from ui.playback.derived import derived
 from ui.playback.live_chart import figure_json, live_chart
 from ui.shell.i18n import lang, t
-from ui.shell.style import font_scale, scaled
+from ui.shell.style import scaled
 from ui.views.base import (DERIVING, MIN_FIT, animating, chart_config, colors, heading_html, html_view, total_frames,
                            view_labels)
 from ui.views.results import metrics_panel
 from viz.html import queue_html
+from viz.figure import Look as FigureLook
 from viz.timeline import slot_timeline, timeline_column, timeline_frames
 
 
@@ -48,8 +49,8 @@ def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str,
     total = total_now()
     clock, frames = client_player.current(), None
     if clock is None:
-        fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(), height=scaled(height),
-                            title=title, hover=not animating())
+        fig = slot_timeline(timeline_columns(run, frame, by_class), frame, total, view_labels(),
+                            FigureLook(scaled(height), title, hover=not animating()))
     else:
         def made() -> dict:
             n = client_player.shown(run)
@@ -62,10 +63,9 @@ def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str,
         fig = cache.get(base := ("timeline-base", lang(), by_class, total, scaled(height), title))
         if fig is None:
             fig = cache[base] = figure_json(slot_timeline(timeline_columns(run, 0, by_class), 0, total,
-                                                          view_labels(), height=scaled(height), title=title,
-                                                          hover=False))
+                                                          view_labels(), FigureLook(scaled(height), title, hover=False)))
     live_chart(fig, key, scaled(height), chart_config(), fit=(MIN_FIT, scaled(height) * 2) if look.fit else None,
-               font_scale=font_scale(), frames=frames, clock=clock and client_player.clock_args(clock))
+               playing=client_player.playing(frames, clock))
 
 
 def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:

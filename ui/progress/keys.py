@@ -1,0 +1,37 @@
+"""The session keys of a student's progress: what ui/progress/saved.py restores from the store and writes back,
+and what the quiz and worksheet pages read. Each name is used through these constants only."""
+from ui.shell.keys import STUDENT_TOKEN
+
+TOKEN = STUDENT_TOKEN  # the student's `?s=` token, which the URL carries (so the frame owns the key)
+
+NOTICE = "progress.notice"  # (kind, strings key, params): shown once, at the top of the next page drawn
+UNAVAILABLE = "progress.unavailable"  # the StorageError that keeps this session from saving
+PROBED = "progress.probed"  # the store was tried once this session
+IMPORTED = "progress.imported"  # the file id of the last progress file imported
+MILESTONES = "progress.milestones"  # set of milestone ids reached
+MEASURED_PREFIX = "progress.measured."  # + moment id: the measured value last stored for a prediction
+
+ANSWERS = "answers"  # worksheets: task id -> field id -> text (outlives the widgets)
+CHECKED = "tasks.checked"  # worksheets: task id -> passed
+TASK_PREFIX = "task."  # + task id + "." + field id: a worksheet field's widget
+FEEDBACK_PREFIX = "tasks.feedback."  # + task id: the last check's feedback
+PREDICTIONS = "predictions"  # moment id -> the prediction made (lessons.predictions)
+PREDICTION_WIDGET_PREFIX = "pred."  # + moment id: a prediction's widget (ui/instructor/moments.py)
+
+QUIZ_PREFIX = "quiz."  # every quiz key below starts so
+QUIZ_SEED = "quiz.seed"  # the attempt's seed (option order, question order): kept over a restart
+QUIZ_ORDER = "quiz.order"  # question ids in the attempt's order
+QUIZ_ATTEMPT = "quiz.attempt"  # lessons.attempt.Attempt: tries and grades
+QUIZ_MEASURED = "quiz.measured"  # question id -> the figure the student's run measured
+QUIZ_INDEX = "quiz.index"  # the question shown
+QUIZ_HINTS = "quiz.hints"  # ids of questions whose hint was asked for
+QUIZ_UNMEASURED = "quiz.unmeasured"  # a numeric question submitted before its run: say so once
+QUIZ_WIDGET_PREFIX = "quiz.q."  # + question id (+ ".2" on the second try): the answer's widget
+
+
+def quiz_widget(question_id: str, second_try: bool) -> str:
+    return f"{QUIZ_WIDGET_PREFIX}{question_id}" + (".2" if second_try else "")
+
+
+def task_field(task_id: str, field_id: str) -> str:
+    return f"{TASK_PREFIX}{task_id}.{field_id}"
