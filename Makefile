@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run class test install install-dev chromium postgresql bench clean
+.PHONY: run class test test-fast lint install install-dev chromium postgresql bench clean
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,9 +41,18 @@ run: $(VENV)/.installed
 class: $(VENV)/.installed
 	$(PY) -m ui.serve --class --server.port $(PORT)
 
-test: $(VENV)/.dev-installed chromium postgresql
+# ruff, and the layers as import-linter contracts (.importlinter)
+lint: $(VENV)/.dev-installed
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
+
+# every test, as CI runs it
+test: lint chromium postgresql
 	$(PY) -m pytest
+
+# for iterating: no browser, no server process, no slow test (under 3 minutes here); `make test` before pushing
+test-fast: lint
+	$(PY) -m pytest -m "not browser and not server and not slow and not cuda"
 
 bench: $(VENV)/.installed
 	$(PY) bench/engine_throughput.py

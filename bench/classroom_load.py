@@ -51,11 +51,12 @@ import yaml  # noqa: E402
 
 from lessons import load_moments  # noqa: E402
 from ui.shell.nav import SECTIONS  # noqa: E402
+from ui.shell.i18n import STRINGS_FILE  # noqa: E402
 
 MOMENTS = ("fixed-batch-holes", "chat-and-reports", "contiguous-vs-paged", "support-bot-sla")
 PAGE_FILES = {url: path for entries in SECTIONS.values() for url, path, _, _ in entries}
 SKIP = "Skip, just run"  # the prediction form's skip button (English)
-STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 
 
 def rss_mb() -> float:

@@ -59,7 +59,8 @@ __all__ = ["LANGS", "BASE_PAGES", "LAB_PAGES", "TOPICS", "Lesson", "Moment", "Ta
 
 _TITLE = {"zh": "Serving Lab：练习答案", "en": "Serving Lab: worksheet answers"}
 _NOTE = {"zh": "每个问题的答案原样写在下面的代码块里；可以在「练习」页重新导入本文件。",
-         "en": "Each answer sits verbatim in the code block under its question; import this file again on the Tasks page."}
+         "en": "Each answer sits verbatim in the code block under its question; "
+               "import this file again on the Tasks page."}
 _ID = re.compile(r"^(#{2,3}) .*\(`([A-Za-z0-9_.-]+)`\)\s*$")
 _FENCE = re.compile(r"^(`{3,})$")
 

@@ -236,9 +236,11 @@ def grade(question: Question, answer, measured: float | None = None) -> Grade:
         return Grade(False, q.explanation, None, _msg("no_measure", q.lang))
     shown, value = shown_value(q, measured), parse_number(answer, percent=q.unit == "%")
     unit = q.unit if q.unit == "%" else f" {q.unit}" if q.unit else ""
-    message = _msg("numeric", q.lang, measured=round(shown, 4), unit=unit, tol=_tolerance_text(q.tolerance, q.unit, q.lang))
+    message = _msg("numeric", q.lang, measured=round(shown, 4), unit=unit,
+                   tol=_tolerance_text(q.tolerance, q.unit, q.lang))
     if value is None:
-        return Grade(False, q.explanation, shown, _msg("not_number", q.lang) + ("" if q.lang == "zh" else " ") + message)
+        return Grade(False, q.explanation, shown,
+                     _msg("not_number", q.lang) + ("" if q.lang == "zh" else " ") + message)
     return Grade(within(value, shown, q.tolerance), q.explanation, shown, message)
 
 
@@ -264,7 +266,8 @@ def shuffled_items(question: Question, seed: int) -> list[str]:
 def run_spec(question: Question, moments: dict[str, Moment] | None = None) -> dict:
     """What a numeric question's Run button runs: the moment's workload and seed, and as EngineConfig
     overrides the moment's settings, then the question's. Run it as
-    run_requests(model, workload_requests(model, preset(workload), seed), engine_config_for(preset(workload), **settings))."""
+    run_requests(model, workload_requests(model, preset(workload), seed),
+    engine_config_for(preset(workload), **settings))."""
     p = (moments if moments is not None else load_moments())[question.run["moment"]]
     label = next(iter(question.run["settings"].values()), None)  # the compared run it reads: batcher, layout, policy
     return {"moment": p.id, "page": p.page, "workload": p.workload, "seed": p.seed, "label": label,

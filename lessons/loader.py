@@ -187,7 +187,8 @@ def load_moments(path: Path | None = None) -> dict[str, Moment]:
                               and (predict["kind"] == "number" or predict.get("choices"))), path, entry,
               "`predict` needs kind (number|choice), metric, runs (1-2 compared runs), zh and en questions, and "
               "choices for a choice")
-        out[d["id"]] = Moment(d["id"], d["page"], d.get("workload"), int(d.get("seed", 0)), dict(d.get("settings") or {}),
+        out[d["id"]] = Moment(d["id"], d["page"], d.get("workload"), int(d.get("seed", 0)),
+                              dict(d.get("settings") or {}),
                               tuple(d.get("compare") or ()), tuple(d.get("batch_sizes") or ()),
                               dict(d.get("narration") or {}), dict(predict))
     return out
@@ -317,7 +318,8 @@ def load_tasks(lang: str) -> list[Task]:
         fields = tuple(_task_field(path, f"{entry} field {f.get('id')!r}", f) for f in raw)
         ids = [f.id for f in fields]
         _need(len(set(ids)) == len(ids), path, entry, "duplicate field ids")
-        tasks.append(Task(d["id"], _need_str(path, entry, d, "title"), d["milestone"], _need_str(path, entry, d, "prompt"),
+        tasks.append(Task(d["id"], _need_str(path, entry, d, "title"), d["milestone"],
+                          _need_str(path, entry, d, "prompt"),
                           check_link(d.get("link"), path, entry, pages, moments), fields,
                           _answer_lists(path, entry, d.get("model_answers") or {}, "model_answers", ids),
                           _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang,

@@ -14,8 +14,9 @@ VARIANTS = {"contiguous": {"kv_layout": "contiguous"}, "paged": {"kv_layout": "p
             "paged-swap": {"kv_layout": "paged", "preemption_mode": "swap"}}
 ss = st.session_state
 
-pending, setup = moments.page_header(PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous", "right": "paged",
-                                            "prefix": False, "blocks": 0, "block_size": 16, "live": False})
+pending, setup = moments.page_header(PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous",
+                                            "right": "paged", "prefix": False, "blocks": 0, "block_size": 16,
+                                            "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
     ss[f"{PAGE}.left"], ss[f"{PAGE}.right"] = pending.compare
@@ -56,7 +57,8 @@ else:
             with col:
                 base.heading(t(f"kv.v.{run.label}"), run.label)
                 kv.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}", selected=selected)
-                slots.timeline(run, frame, lambda: base.total_frames(runs), f"{PAGE}.tl.{run.label}", slots.Look(height=220))
+                slots.timeline(run, frame, lambda: base.total_frames(runs), f"{PAGE}.tl.{run.label}",
+                               slots.Look(height=220))
 
     player(PAGE, runs, render, in_browser=True)
     # below the picture: the class's prediction beside the measured figure, and where to look next
@@ -73,7 +75,8 @@ else:
         st.dataframe([{t("sum.run"): t(f"kv.v.{r.label}"), t("sum.kv_waste"): f"{100 * s['kv_waste_share']:.1f}%",
                        t("kv.peak"): f"{100 * s['kv_peak_used_share']:.0f}%",
                        t("kv.peak_blocks"): kv.peak_blocks(r), t("kv.shared_saved"): kv.blocks_saved_by_sharing(r),
-                       t("kv.max_concurrent"): s["max_concurrent"], t("sum.tok_per_step"): f"{s['throughput_tok_per_step']:.2f}",
+                       t("kv.max_concurrent"): s["max_concurrent"],
+                       t("sum.tok_per_step"): f"{s['throughput_tok_per_step']:.2f}",
                        t("kv.refusals"): s["admissions_refused_by_fragmentation"],
                        t("sum.preemptions"): s["preemptions"], t("kv.recomputed"): s["recomputed_tokens"],
                        t("kv.swapped"): s["blocks_swapped"], t("kv.cached_tokens"): s["prefix_cached_tokens"],

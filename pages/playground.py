@@ -4,20 +4,17 @@ import dataclasses
 import streamlit as st
 
 from engine import PRESETS, ConfigError, TraceError, preset, read_trace
-from ui.labs import downloads, experiments
-from ui.views import base, kv, results, slots
-from ui.shell.style import CHART_CONFIG
-from ui.shell.i18n import choice, engine_message, labels, run_name, t
+from ui.labs import downloads, experiments, history
+from ui.views import base, export, kv, results, slots
+from ui.shell.i18n import choice, engine_message, labels, t
 from ui.labs.knobs import apply_hints, engine_knobs
 from ui.playback.player import player
 from ui.labs.workload_editor import editor, to_workload
 from ui.labs import models
-from viz.charts import history_chart
 
 PAGE = "playground"
 SOURCES = ("preset", "custom", "trace")
 ss = st.session_state
-ss.setdefault(f"{PAGE}.history", [])
 
 st.title(t("pg.title"))
 st.markdown(t("pg.intro"))
@@ -66,7 +63,7 @@ c = st.columns([1.2, 1.6, 6], vertical_alignment="bottom")
 live = c[0].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
 replay = trace is not None and bool(trace.snapshots) and c[1].toggle(t("pg.replay_frames"), True, key=f"{PAGE}.replay")
 if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None):
-    label = f"#{len(ss[f'{PAGE}.history']) + 1}"
+    label = f"#{len(history.rows(PAGE)) + 1}"
     if trace is not None and replay:
         made = experiments.replay(PAGE, trace, label)
     elif trace is not None:
@@ -103,46 +100,11 @@ if runs:
 
     if run.done:
         name = ss.get(f"{PAGE}.name", run.label)
-        history = ss[f"{PAGE}.history"]
-        if not history or history[-1]["_run"] is not run:
-            s = run.summary()
-            history.append({"_run": run, "name": name, "batcher": cfg.batcher, "policy": cfg.policy, "kv": cfg.kv_layout,
-                            "steps": s["steps"], "tok_per_s": s["throughput_tok_per_s"],
-                            "tok_per_step": s["throughput_tok_per_step"], "ttft_p50": s["latency"]["ttft_steps"]["p50"],
-                            "ttft_p95": s["latency"]["ttft_steps"]["p95"], "kv_waste": s["kv_waste_share"],
-                            "fairness": s["fairness_jain"], "preemptions": s["preemptions"]})
+        history.record(PAGE, run, name)
         st.subheader(t("pg.downloads"))
         st.caption(t("pg.png_hint"))
-        lab = labels("metrics_json", "requests_csv", "trace", "figures")
-
-        def figures():
-            from viz.blocks import block_pool
-            from viz.charts import memory_split
-            from viz.timeline import slot_timeline
-            last, vl = run.frames - 1, base.view_labels()
-            cols = slots.timeline_columns(run, last, False)
-            return [slot_timeline(cols, last, run.frames, vl, window=max(120, run.frames)),
-                    block_pool(run.snapshots[last], base.colors(run), vl),
-                    memory_split(kv.kv_rows(run), last, run.frames, vl, legend=True)]
-
         safe = name.replace(" ", "").replace("·", "-").replace("#", "run")
-        downloads.buttons(run, safe, {"model": models.chosen(), "workload": name}, figures, lab)
+        downloads.buttons(run, safe, {"model": models.chosen(), "workload": name}, lambda: export.figures(run),
+                          labels("metrics_json", "requests_csv", "trace", "figures"))
 
-history = ss[f"{PAGE}.history"]
-if history:
-    st.subheader(t("pg.history"))
-    named = ("batcher", "policy", "kv")  # values that are run names, translated like the labs' runs
-    table = [{t(f"hist.{k}"): run_name(v) if k in named else v for k, v in row.items() if not k.startswith("_")}
-             for row in history]
-    st.dataframe(table, hide_index=True)
-    metrics = [k for k in history[0] if not k.startswith("_") and k not in ("name", *named)]
-    metric = choice(st.selectbox, t("pg.compare_metric"), metrics, f"{PAGE}.metric", "hist.")
-    chart_rows = [{"name": row["name"], metric: row[metric]} for row in history]
-    st.plotly_chart(history_chart(chart_rows, metric, t(f"hist.{metric}")), key=f"{PAGE}.history_chart",
-                    config=CHART_CONFIG, theme=None)
-    c = st.columns([2, 2, 6])
-    c[0].download_button(t("pg.history_csv"), lambda: downloads.table_csv(table), "history.csv", "text/csv",
-                         key=f"{PAGE}.history_csv", on_click="ignore")
-    if c[1].button(t("pg.clear_history"), key=f"{PAGE}.clear"):
-        ss[f"{PAGE}.history"] = []
-        st.rerun()
+history.show(PAGE)

@@ -1,7 +1,7 @@
 """Lab: scheduling policies side by side: who waits, who meets the SLO, how fair, at what cost."""
 import streamlit as st
 
-from engine import POLICIES, request_metrics
+from engine import POLICIES, EngineConfig, request_metrics
 from ui.labs import experiments
 from ui.instructor import moments
 from ui.views import results, slots
@@ -14,10 +14,12 @@ PAGE = "policies"
 WORKLOADS = ("support-bot-vs-batch", "chat-and-reports")
 ss = st.session_state
 
-pending, setup = moments.page_header(PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
-                                             "aging": 100, "live": False})
+pending, setup = moments.page_header(PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0,
+                                             "policies": ["fcfs", "priority", "edf"],
+                                             "aging": EngineConfig.default("priority_aging_steps"), "live": False})
 if pending:
-    ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"], ss[f"{PAGE}.policies"] = pending.workload, pending.seed, list(pending.compare)
+    ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"], ss[f"{PAGE}.policies"] = (pending.workload, pending.seed,
+                                                                          list(pending.compare))
 
 with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([2.6, 5, 1.1, 1.6, 1.2, 1], vertical_alignment="bottom")

@@ -36,12 +36,14 @@ if not result:
     st.info(t("wb.press"))
 else:
     rows = result["rows"]
-    st.plotly_chart(scale_fonts(batch_curve(rows, labels("tok_per_s", "ms_per_step", "batch_size"), height=scaled(360))),
+    st.plotly_chart(scale_fonts(batch_curve(rows, labels("tok_per_s", "ms_per_step", "batch_size"),
+                                            height=scaled(360))),
                     key=f"{PAGE}.curve", config=CHART_CONFIG, theme=None)
     st.caption(t("wb.reps_note", reps=rows[0].get("reps", 1)))
     base = rows[0]
     st.dataframe([{t("batch_size"): r["batch"], t("tok_per_s"): round(r["tok_per_s"]),
-                   t("wb.tok_range"): f"{r.get('tok_per_s_min', r['tok_per_s']):.0f}–{r.get('tok_per_s_max', r['tok_per_s']):.0f}",
+                   t("wb.tok_range"): f"{r.get('tok_per_s_min', r['tok_per_s']):.0f}–"
+                                      f"{r.get('tok_per_s_max', r['tok_per_s']):.0f}",
                    t("ms_per_step"): round(r["ms_per_step"], 2),
                    t("wb.speedup"): f"{r['tok_per_s'] / base['tok_per_s']:.1f}×",
                    t("wb.step_cost"): f"{r['ms_per_step'] / base['ms_per_step']:.1f}×"} for r in rows], hide_index=True)

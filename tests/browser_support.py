@@ -113,7 +113,9 @@ def counter(page, name: str) -> int:
 def press(page, label: str, becomes: str) -> None:
     """Click the button `label` until the page shows `becomes` (▶ → ⏸, ⏸ → ▶). A click that lands while the
     page reruns can be lost, and meanwhile the rerun's stale copy of the controls can stand beside the new
-    one: the first copy is clicked and the first awaited."""
+    one: the first copy is clicked and the first awaited. The retry stays because the loss is Streamlit's,
+    not the lab's: its frontend drops an event from an element that a rerun in flight is replacing, and a
+    playing page reruns on its own clock, so no click can be timed to miss every rerun (a person clicks again)."""
     after = page.get_by_role("button", name=becomes, exact=True).first
     for _ in range(3):
         try:

@@ -7,11 +7,12 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 from app_support import runs_ended
+from ui.shell.i18n import STRINGS_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["pages/home.py", "pages/why_batch.py", "pages/static_vs_continuous.py", "pages/paged_kv.py",
          "pages/policies.py", "pages/playground.py"]
-STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 RUN = {"zh": "运行", "en": "Run"}
 
 
@@ -96,6 +97,7 @@ def run_playground_to_end(at: AppTest) -> AppTest:
     ("batcher", ("static", "continuous"), "m.tok_per_step"),
     ("policy", ("fcfs", "sjf"), "m.fairness"),
 ])
+@pytest.mark.slow
 def test_changing_the_batcher_or_policy_changes_the_metrics(knob, values, shown):
     seen = []
     for value in values:
@@ -124,6 +126,7 @@ def test_policies_page_needs_two_policies():
     assert STRINGS["pol.need_two"]["en"] in [e.value for e in at.error]
 
 
+@pytest.mark.slow
 def test_lecture_moment_sets_up_and_runs_its_experiment():
     at = app("en", "pages/paged_kv.py")
     click(at, "🎓 " + STRINGS["moment.name.contiguous-vs-paged"]["en"])

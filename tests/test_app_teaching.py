@@ -6,6 +6,7 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from lessons import answers_to_markdown, load_lessons, load_quiz, load_tasks, shown_value
+from ui.shell.i18n import STRINGS_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,10 +33,11 @@ def test_every_lesson_renders_with_its_experiments(lang):
         at.run()
         assert not at.exception, (lesson.id, [e.value for e in at.exception])
         assert at.title[0].value == lesson.title
-        titles = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+        titles = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
         assert {f"🎓 {titles[f'moment.name.{p}'][lang]}" for p in lesson.experiments} <= {b.label for b in at.button}
 
 
+@pytest.mark.slow
 def test_mechanism_table_gets_measured_figures():
     at = AppTest.from_function(lesson_script, args=("mechanisms-myths",), default_timeout=120)
     at.session_state["lang"] = "en"
@@ -112,6 +114,7 @@ def answer(at: AppTest, q, value, key: str | None = None) -> None:
         at.text_input(key=key).input(value)
 
 
+@pytest.mark.slow
 def test_a_full_quiz_attempt():
     """Every question answered right, except the first single-choice one: wrong, then the hint and a
     second try, then right. The score keeps the two tries apart."""

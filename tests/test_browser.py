@@ -6,6 +6,8 @@ import time
 import pytest
 from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, press_pause, press_play, wait_idle
 
+pytestmark = pytest.mark.browser
+
 PAGES = ["", "lesson-overview", "lesson-mechanisms-myths", "why-batch", "static-vs-continuous", "paged-kv", "policies",
          "tasks", "quiz", "playground", "glossary"]  # "": home, the default page
 COUNTERS = ".st-key-static-vs-continuous-frame-counter"

@@ -5,13 +5,15 @@ survive every click and reload, and while a run plays the picture is on the firs
 Screenshots: tests/artifacts/lecture-*.png (every lab page, zh and en, instructor mode on, 1440x900)."""
 import re
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 from browser_support import ARTIFACTS, assert_no_errors, new_page, press_play, wait_idle
+from ui.shell.i18n import STRINGS_FILE
 
-STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+pytestmark = pytest.mark.browser
+
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 SIZES = [(1440, 900), (1280, 720)]

@@ -7,7 +7,6 @@ import os
 import re
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 import yaml
@@ -15,8 +14,11 @@ from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
 
 from classroom import get_store
 from lessons import load_quiz
+from ui.shell.i18n import STRINGS_FILE
 
-STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+pytestmark = pytest.mark.browser
+
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 PASSCODE = "lecture hall 3"
 SIZES = [(1440, 900), (1280, 720)]
 MOMENT = "online-uniform"  # a numeric prediction, and a short run

@@ -2,9 +2,9 @@
 brings them back in a fresh browser (another device, tomorrow), and a browser without the link sees none of it.
 
 Screenshots: tests/artifacts/progress-*.png."""
+import pytest
 import re
 import time
-from pathlib import Path
 
 import yaml
 from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
@@ -12,8 +12,11 @@ from playwright.sync_api import expect
 
 from classroom import get_store
 from lessons import load_quiz, load_tasks, quiz_order
+from ui.shell.i18n import STRINGS_FILE
 
-STRINGS = yaml.safe_load((Path(__file__).resolve().parent.parent / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+pytestmark = pytest.mark.browser
+
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 WRITTEN = "Paged blocks are handed out per token as sequences grow, so nobody waits for the longest request."
 
 

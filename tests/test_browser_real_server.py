@@ -5,6 +5,8 @@ import pytest
 from browser_support import ARTIFACTS, assert_no_errors, open_page
 from test_real_server_page import start_server
 
+pytestmark = [pytest.mark.browser, pytest.mark.server]
+
 
 @pytest.fixture(scope="module")
 def engine_server():

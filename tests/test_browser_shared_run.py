@@ -10,6 +10,8 @@ import time
 import pytest
 from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, press_play
 
+pytestmark = pytest.mark.browser
+
 LAB, MOMENT = "static-vs-continuous", "🎓 Holes in a fixed batch"
 STILL_RUNNING = "The engine is still running"
 

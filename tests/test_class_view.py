@@ -152,6 +152,7 @@ def student_app(token: str) -> AppTest:
     return at
 
 
+@pytest.mark.slow
 def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured):
     code, db = f"p-{uuid.uuid4().hex[:8]}", get_store()
     students = [student_app(db.new_student("", code)) for _ in range(2)]

@@ -6,6 +6,7 @@ second on a fresh `python -m ui.serve`: each must get the page, the moment's fir
 playing (or the views that play in the browser), with no exception drawn on any page. (Written for a bug
 this found: sessions drawing their first figure at once imported pandas together, and all but one got
 a half-initialised module, ui/serve.py.) Timings are the benchmark's job."""
+import pytest
 import sys
 
 from browser_support import ROOT
@@ -13,6 +14,8 @@ from browser_support import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 
 import classroom_load
+
+pytestmark = pytest.mark.browser
 
 
 def test_eight_students_pressing_one_moment_at_once_all_see_it_play_with_no_error():

@@ -12,7 +12,7 @@ from classroom import MAX_TEXT, StorageError, Store, get_store, is_token
 INJECTION = "'); DROP TABLE students; --"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.server)])
 def url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'lab.db'}"

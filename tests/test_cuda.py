@@ -8,10 +8,10 @@ weights and its output to bf16 (8-bit mantissa, ~4e-3 relative each): 2e-2.
 import pytest
 import torch
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(
     not torch.cuda.is_available(),
     reason="no CUDA GPU here: these tests compile the Triton kernels for a GPU "
-           "(on CPU, tests/test_kernels.py checks the same kernels under TRITON_INTERPRET=1)")
+           "(on CPU, tests/test_kernels.py checks the same kernels under TRITON_INTERPRET=1)")]
 
 from engine import LLM, EngineConfig, LLMEngine, SamplingParams  # noqa: E402
 from engine.models.loader import load_model  # noqa: E402

@@ -16,6 +16,8 @@ from engine.messages import ConfigError
 from engine.models.gguf_loader import _write_cache, hf_name, load_gguf, smollm2_gguf_path, unpermute
 from tests.conftest import dense_greedy
 
+pytestmark = pytest.mark.slow  # each loads SmolLM2 (540 MB of fp32 weights)
+
 SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 TEXTS = {

@@ -5,6 +5,8 @@ import re
 import pytest
 import yaml
 
+from ui.shell.i18n import STRINGS_FILE
+
 from lessons import LANGS, load_lessons, load_moments, load_quiz, load_tasks, valid_pages
 from lessons.glossary import first_use_is_linked, load_glossary, render_links
 from tests.test_app_teaching import page
@@ -58,7 +60,7 @@ def _zh_texts():
                                 [a for answers in task.model_answers.values() for a in answers])
     for m in load_moments().values():
         yield m.id, m.narration["zh"]
-    strings = yaml.safe_load(open("ui/shell/strings.yaml", encoding="utf-8"))
+    strings = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
     for key, value in strings.items():
         yield key, value["zh"]
     for term in GLOSSARY["zh"]:

@@ -16,9 +16,10 @@ from engine.lab.recorder import RunRecorder
 from engine.sampling_params import SamplingParams
 from engine.core.snapshot import StepSnapshot
 from engine.lab.trace import TraceError, TraceRequest, read_trace
+from ui.shell.i18n import STRINGS_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 
 
 def fields(template: str) -> set[str]:

@@ -121,7 +121,8 @@ def test_links_point_to_real_pages_and_moments(lang):
 def test_tasks_shape():
     en = by_id(TASKS["en"])
     assert list(en) == ["compare-batching", "hard-requests", "paged-attention-purpose", "chat-slo-goal"]
-    assert [t.id for t in en.values() if t.milestone] == ["compare-batching", "hard-requests", "paged-attention-purpose"]
+    milestones = [t.id for t in en.values() if t.milestone]
+    assert milestones == ["compare-batching", "hard-requests", "paged-attention-purpose"]
     compare = en["compare-batching"]
     short = [f for f in compare.fields if f.kind == "text"]
     assert len(short) == 8 and task_field(compare, "why_online").kind == "long"
@@ -203,7 +204,8 @@ def test_keyword_matching_is_forgiving():
     assert lessons.matches("Ｂlock-Table and 首token", ["block_table", "首 token"]) == ["block_table", "首 token"]
     assert lessons.matches("preemption happens", ["preempt*"]) == ["preempt*"]
     assert lessons.matches("preemption happens", ["preempt"]) == []  # ASCII keywords are whole words...
-    assert lessons.matches("it was preempted while waiting", ["preempt", "wait"]) == ["preempt", "wait"]  # ...with endings
+    # ...with endings
+    assert lessons.matches("it was preempted while waiting", ["preempt", "wait"]) == ["preempt", "wait"]
     assert lessons.matches("I understand it", ["under"]) == []
     assert lessons.matches("slow and allowed", ["slo", "low"]) == []
     assert lessons.matches("SLOs were missed", ["slo"]) == ["slo"]
@@ -327,6 +329,7 @@ def live_runs():
     return run
 
 
+@pytest.mark.slow
 def test_numeric_questions_grade_against_a_real_run(live_runs):
     for lang in LANGS:
         for q in (q for q in QUIZ[lang] if q.type == "numeric"):
@@ -344,6 +347,7 @@ def test_numeric_questions_grade_against_a_real_run(live_runs):
             assert not grade(q, shown, None).correct and grade(q, shown, None).message
 
 
+@pytest.mark.slow
 def test_claims_the_content_makes_hold(live_runs):
     """What lessons and explanations say about the moments' runs (at half scale)."""
     uniform = [live_runs("uniform-control", batcher=b)["steps"] for b in ("static", "continuous")]

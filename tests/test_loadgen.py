@@ -16,6 +16,8 @@ from engine.server.loadgen import LoadSpec, run_load, send_times, bench_requests
 from engine.server.metric_reader import read_metrics
 from engine.server.thread import ServerThread
 
+pytestmark = pytest.mark.server
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 

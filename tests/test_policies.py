@@ -84,6 +84,7 @@ def support_runs(tiny):
             for p in ("fcfs", "priority", "edf")}
 
 
+@pytest.mark.slow
 def test_edf_meets_more_deadlines_than_fcfs_on_support_bot_vs_batch(support_runs):
     attained = {p: s["by_class"]["support"]["slo_attainment"] for p, s in support_runs.items()}
     assert attained["edf"] > attained["fcfs"] + 0.5

@@ -9,9 +9,10 @@ from streamlit.testing.v1 import AppTest
 
 from classroom import get_store
 from lessons import load_moments, load_quiz, load_tasks
+from ui.shell.i18n import STRINGS_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 
 
 def session(path: str = "pages/quiz.py", link: str | None = None, lang: str = "en") -> AppTest:

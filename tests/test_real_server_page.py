@@ -12,9 +12,12 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from engine.server.thread import free_port
+from ui.shell.i18n import STRINGS_FILE
+
+pytestmark = pytest.mark.server
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 PAGE = "real-server"
 
 

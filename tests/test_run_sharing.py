@@ -40,6 +40,7 @@ def test_frames_rebuilt_from_columns_equal_the_recorded_snapshots(tiny, workload
     assert list(cols) == snaps and cols[2:5] == snaps[2:5]
 
 
+@pytest.mark.slow
 def test_columns_hold_a_run_in_a_fraction_of_the_snapshots_memory(tiny):
     snaps = _recorded(tiny, "high-variance", 1.0, {"max_num_seqs": 16})
     plain = [StepSnapshot.from_dict(s.to_dict()) for s in snaps]  # fresh copies, as the engine makes them
@@ -110,6 +111,7 @@ def test_concurrent_asks_for_one_run_compute_it_once_and_get_the_same_steps_as_a
     assert _untimed(got[0].snapshots) == _untimed(alone)  # stepped by a background thread: the same run, step for step
 
 
+@pytest.mark.slow
 def test_a_shared_run_plays_while_it_is_computed_and_a_session_may_step_it_too(tiny):
     """Handed out before it ends: readers see only whole steps while the background thread records, and a
     session that plays ahead steps the same engine in turn (the run stays the one a run alone gives)."""
@@ -186,6 +188,7 @@ def _press(at, moment_id: str) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
+@pytest.mark.slow
 def test_two_sessions_pressing_the_same_moment_share_one_computation():
     from tests.test_app_teaching import page
     from ui.playback import run_cache

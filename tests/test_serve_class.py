@@ -10,6 +10,8 @@ import pytest
 from ui.instructor import passcode
 from ui import serve
 
+pytestmark = pytest.mark.server
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

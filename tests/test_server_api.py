@@ -12,6 +12,8 @@ from engine.server.cli import make_app
 from engine.server.metric_reader import read_metrics
 from engine.server.thread import ServerThread
 
+pytestmark = pytest.mark.server
+
 NUM_BLOCKS = 24  # 384 token slots: short requests fit, max_tokens 500 never can
 
 

@@ -1,6 +1,10 @@
 """The shipped models through the real engine: paged, continuously batched, chunked, preempting."""
 from engine import LLM, SamplingParams
+import pytest
+
 from tests.conftest import dense_greedy
+
+pytestmark = pytest.mark.slow  # each loads SmolLM2 (540 MB of fp32 weights)
 
 CHAT = ["What is the capital of France?", "Name a colour.", "Write one word about the sea."]
 

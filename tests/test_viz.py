@@ -18,8 +18,9 @@ from viz.html import block_tables_html, queue_html
 from viz.palette import color_indices
 from viz.timeline import COLORSCALE, slot_timeline, timeline_column
 
-LABELS = {k: k for k in ("prompt", "output", "idle", "prefill", "decode", "held", "step", "slot", "preempted", "waiting",
-                         "blocked", "waiting_since", "block", "slots_filled", "shared_by", "free", "free_cached",
+LABELS = {k: k for k in ("prompt", "output", "idle", "prefill", "decode", "held", "step", "slot", "preempted",
+                         "waiting", "blocked", "waiting_since", "block", "slots_filled", "shared_by", "free",
+                         "free_cached",
                          "logical", "physical", "logical_block", "token_states", "reserved", "internal_fragmentation",
                          "external_fragmentation", "why_fragmentation", "tok_per_s", "ms_per_step", "batch_size",
                          "queue_steps")}
@@ -53,8 +54,10 @@ def test_timeline_draws_what_ran(run, columns, hover):
     if hover:
         z = np.array(fig.data[0].z, dtype=float)
         busy = np.count_nonzero(~np.isnan(z[:, frame]) & (z[:, frame] > 0))
-        assert busy == sum(1 for b in run.snapshots[frame].batch) + sum(
-            1 for s, rid in enumerate(run.snapshots[frame].slots) if rid and s not in {b.slot for b in run.snapshots[frame].batch})
+        snap = run.snapshots[frame]
+        in_batch = {b.slot for b in snap.batch}
+        assert busy == sum(1 for b in snap.batch) + sum(
+            1 for s, rid in enumerate(snap.slots) if rid and s not in in_batch)
         assert np.isnan(z[:, frame + 1:]).all()  # the future is blank
     else:
         assert fig.data[0].type == "image" and fig.data[0].source.startswith("data:image/png;base64,")

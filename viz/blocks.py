@@ -49,7 +49,8 @@ def block_pool(snap: StepSnapshot, color_of: dict[str, int], labels: dict, heigh
     z = np.full(rows * cols, np.nan)
     texts = np.full(rows * cols, "", dtype=object)
     for b in range(n):
-        owner, fill, refs, cached = snap.block_owner[b], snap.block_fill[b], snap.block_ref_count[b], snap.block_cached[b]
+        owner, fill, refs, cached = (snap.block_owner[b], snap.block_fill[b], snap.block_ref_count[b],
+                                     snap.block_cached[b])
         z[b] = block_code(owner, fill, refs, cached, snap.block_size, color_of)
         if not hover:
             continue
@@ -92,6 +93,7 @@ def pool_frames(snaps: list[StepSnapshot], color_of: dict[str, int], titles: lis
                             snap.block_size, color_of) for b in range(n)]
         changes.append([[b, c] for b, c in enumerate(codes) if before is None or before[b] != c])
         before = codes
-    return {"kind": "pool", "grid": grid_shape(n), "blocks": n, "cell": POOL_CELL, "rgb": palette_rgb(COLORSCALE), "changes": changes,
+    return {"kind": "pool", "grid": grid_shape(n), "blocks": n, "cell": POOL_CELL, "rgb": palette_rgb(COLORSCALE),
+            "changes": changes,
             "shared": [[[b, r] for b, r in enumerate(s.block_ref_count) if r > 1] for s in snaps],
             "written": [list(s.written_blocks) for s in snaps], "titles": titles}

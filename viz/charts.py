@@ -100,7 +100,8 @@ def class_boxes(runs: dict[str, list[dict]], metric: str, labels: dict, height: 
             values = [m[metric] for m in rows if m["request_class"] == cls and m[metric] is not None]
             xs += [run_name] * len(values)
             ys += values
-        fig.add_trace(go.Box(x=xs, y=ys, name=(names or {}).get(cls, cls), marker_color=class_color(cls, classes), boxpoints="outliers"))
+        fig.add_trace(go.Box(x=xs, y=ys, name=(names or {}).get(cls, cls), marker_color=class_color(cls, classes),
+                             boxpoints="outliers"))
     fig.update_layout(boxmode="group", height=height, margin=dict(l=50, r=10, t=20, b=40), uirevision="boxes",
                       yaxis=dict(title=labels[metric], rangemode="tozero"), legend=dict(orientation="h", y=1.1))
     return fig

@@ -14,7 +14,8 @@ CELL = "display:inline-block;width:{w}px;height:{h}px;margin:1px;border-radius:2
 
 def _cell(color: str, title: str, text: str = "", outline: bool = False, w: int = 14, h: int = 14) -> str:
     border = "box-shadow:0 0 0 2px #d62728;" if outline else ""
-    style = CELL.format(w=w, h=h) + f"background:{color};{border}font-size:10px;line-height:{h}px;text-align:center;color:#fff"
+    style = (CELL.format(w=w, h=h)
+             + f"background:{color};{border}font-size:10px;line-height:{h}px;text-align:center;color:#fff")
     return f'<span title="{escape(title)}" style="{style}">{escape(text)}</span>'
 
 
@@ -52,7 +53,8 @@ def block_tables_html(snap: StepSnapshot, request_ids: list[str], color_of: dict
             if code not in shades:
                 hue, level = divmod(code - 2, 3)
                 shades[code] = tint(HUES[hue % len(HUES)], (0, 0.5, 0.82)[level]) if code >= 2 else FREE
-            title = f"{rid} · {labels['logical']} {i} → {labels['physical']} {b} · {snap.block_fill[b]}/{snap.block_size}"
+            title = (f"{rid} · {labels['logical']} {i} → {labels['physical']} {b} · "
+                     f"{snap.block_fill[b]}/{snap.block_size}")
             cells.append(_cell(shades[code], title, str(b), w=24, h=18))
         rows.append(f'<div style="white-space:nowrap"><code style="display:inline-block;width:90px">{escape(rid)}'
                     f'</code>{"".join(cells)}</div>')

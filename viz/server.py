@@ -27,8 +27,8 @@ def gauge_timeline(timeline: list[dict], labels: dict, title: str = "", height: 
     return figure(traces, {"title": title_(title), "height": height, "margin": {"l": 45, "r": 50, "t": 36, "b": 30},
                            "legend": {"orientation": "h", "y": -0.3}, "hovermode": "x unified", "xaxis": xaxis,
                            "yaxis": {"title": {"text": labels["requests"]}, "rangemode": "tozero"},
-                           "yaxis2": {"overlaying": "y", "side": "right", "range": [0, 1], "tickformat": ".0%", "dtick": 0.25,
-                                      "showgrid": False}})
+                           "yaxis2": {"overlaying": "y", "side": "right", "range": [0, 1], "tickformat": ".0%",
+                                      "dtick": 0.25, "showgrid": False}})
 
 
 def class_latency(requests: list[dict], labels: dict, title: str = "", height: int = 280) -> go.Figure:

@@ -104,8 +104,8 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
     fig = figure([cells, preempted], {
         "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36 if title else 8, "b": 46},
         "showlegend": False, "uirevision": "timeline", "plot_bgcolor": "white", "shapes": cursor,
-        "xaxis": {"title": {"text": labels["step"], "standoff": 6}, "range": [start - 0.5, end - 0.5], "showgrid": False,
-                  "zeroline": False},
+        "xaxis": {"title": {"text": labels["step"], "standoff": 6}, "range": [start - 0.5, end - 0.5],
+                  "showgrid": False, "zeroline": False},
         "yaxis": {"title": {"text": labels["slot"]}, "range": [slots - 0.5, -0.5], "showgrid": False, "zeroline": False,
                   "dtick": slot_dtick(slots, height), "scaleanchor": False}})
     return fig

@@ -17,19 +17,17 @@ import torch
 from engine.core.allocator import KVAllocator
 from engine.core.block_manager import BlockManager
 from engine.config import EngineConfig, resolve_device, resolve_dtype
-from engine.messages import ConfigError
 from engine.core.contiguous import ContiguousAllocator
 from engine.models.loaded import LoadedModel
 from engine.models.tokenizer import bos_prefix
 from engine.core.policy import make_policy
 from engine.core.request import DEFAULT_SERVICE, FinishReason, Request, ServiceClass
 from engine.core.runner import ModelRunner
-from engine.messages import EngineMessage
+from engine.messages import ConfigError, EngineMessage
 from engine.sampling_params import SamplingParams
 from engine.core.scheduler import make_scheduler
 from engine.core.snapshot import StepResult, StepSnapshot, StepStats, capture, stats
 from kernels import backend_label, get_backend, resolve_backend_name
-
 
 
 def placement(model: torch.nn.Module) -> tuple[str, str]:

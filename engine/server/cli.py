@@ -30,7 +30,8 @@ def add_serve_parser(sub, add_engine_args, engine_kwargs) -> None:
     p.add_argument("--priority-aging-steps", type=int, default=default("priority_aging_steps"))
     p.add_argument("--max-wait-steps", type=int, default=default("max_wait_steps"),
                    help="static batcher: steps to wait for a full batch")
-    p.add_argument("--contiguous-reserve", choices=("max_tokens", "max_model_len"), default=default("contiguous_reserve"))
+    p.add_argument("--contiguous-reserve", choices=("max_tokens", "max_model_len"),
+                   default=default("contiguous_reserve"))
     p.add_argument("--dtype", choices=DTYPE_NAMES, default=default("dtype"),
                    help="auto: bfloat16 on a GPU, float32 on the CPU")
     p.add_argument("--max-waiting", type=int, default=1024,

@@ -1,4 +1,5 @@
-"""Exports: metrics (JSON, CSV), the run itself (a replayable JSONL trace), figures (HTML; PNG from each chart's camera button)."""
+"""Exports: metrics (JSON, CSV), the run itself (a replayable JSONL trace), figures (HTML; PNG from each
+chart's camera button)."""
 from __future__ import annotations
 
 import csv

@@ -35,7 +35,8 @@ def _component_dir() -> Path:
 
 COMPONENT_DIR = _component_dir()
 _render = components.declare_component("serving_lab_live_chart", path=str(COMPONENT_DIR))
-COMPONENT_NAME = _render.name  # its files are served at /component/<name>/ (ui/playback/frame_files.py writes there too)
+# its files are served at /component/<name>/ (ui/playback/frame_files.py writes there too)
+COMPONENT_NAME = _render.name
 
 
 def figure_json(fig) -> str:
@@ -48,6 +49,7 @@ def live_chart(fig, key: str, height: int, config: dict | None = None, fit: tupl
     `fit=(min, max)`: the chart fills the window's height below it, between min and max pixels.
     `playing` (client_player.playing: the URL of the frames' file and the clock): the chart plays a recorded run
     by itself. Chart text grows with instructor mode's type (ui/shell/style.py)."""
-    _render(spec=fig if isinstance(fig, str) else figure_json(fig), height=height, config=config or {}, key=key, default=None,
-            fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None, font_scale=font_scale(),
-            frames=playing and playing["frames"], clock=playing and playing["clock"], anim_key=key)
+    _render(spec=fig if isinstance(fig, str) else figure_json(fig), height=height, config=config or {}, key=key,
+            default=None, fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None,
+            font_scale=font_scale(), frames=playing and playing["frames"], clock=playing and playing["clock"],
+            anim_key=key)

@@ -32,7 +32,8 @@ WAIT_S = 2.0  # while shared runs are computed in the background, a paused page 
 FIRST_CHUNK, CHUNK = 16, 64
 CHUNK_WAIT_S = 0.5  # playing such a run, the browser has shown every step taken so far: look this often
 CHUNK_POLL_S = 1.0  # playing such a run, the browser has steps left to show: look this often for the next chunk,
-CHUNK_LEAD_S = 4.0  # and send it this long before the browser runs out (under load, the look and the fetch take a while)
+# and send it this long before the browser runs out (under load, the look and the fetch take a while)
+CHUNK_LEAD_S = 4.0
 SPEED_WIDTH = 170  # pixels: "100 steps/s" at instructor mode's type size
 
 
@@ -122,7 +123,8 @@ def _advance(page: str, runs: list[LiveRun]) -> int:
         clock = ss[_k(page, "clock")] = (now, frame, speed)
     target = max(frame + 1, clock[1] + int((now - clock[0]) * speed))
     for r in runs:
-        if not r.in_background:  # a run computed in the background is not waited for: the player holds at its newest step
+        # a run computed in the background is not waited for: the player holds at its newest step
+        if not r.in_background:
             r.ensure(target)
     last = _last_frame(runs)
     if target >= last and all(r.done for r in runs):

@@ -29,7 +29,8 @@ SECTIONS = {
                      ("glossary", "pages/glossary.py", "gloss.title", "📚"),
                      ("playground", "pages/playground.py", "pg.title", "🛝")],
 }
-INSTRUCTOR_SECTION = {"nav.instructor": [("class", "pages/class_view.py", "cv.title", "👩‍🏫")]}  # in instructor mode only
+# in instructor mode only
+INSTRUCTOR_SECTION = {"nav.instructor": [("class", "pages/class_view.py", "cv.title", "👩‍🏫")]}
 
 
 def _lesson_page(render: Callable[[str], None], lesson_id: str):

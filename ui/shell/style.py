@@ -32,7 +32,8 @@ BASE_CSS = """
 [data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavLink"] div,
 [data-testid="stSidebarNavLink"] p { white-space: normal !important; overflow: visible !important;
   text-overflow: clip !important; line-height: 1.25; }
-[data-testid="stSidebarNavLink"] { height: auto !important; min-height: 2rem; padding-top: 0.2rem; padding-bottom: 0.2rem; }
+[data-testid="stSidebarNavLink"] { height: auto !important; min-height: 2rem; padding-top: 0.2rem;
+  padding-bottom: 0.2rem; }
 /* side-by-side columns keep their content inside: wide rows scroll within their own column */
 [data-testid="stColumn"] { min-width: 0; }
 .lab-scroll-x { overflow-x: auto; max-width: 100%; }

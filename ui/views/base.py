@@ -1,5 +1,5 @@
-"""What every drawn view shares: the chart config while playing or not, stable colours, the labels the views use, a per-frame HTML
-view, small HTML tables and the run headings underlined in their run kind's colour."""
+"""What every drawn view shares: the chart config while playing or not, stable colours, the labels the views use, a
+per-frame HTML view, small HTML tables and the run headings underlined in their run kind's colour."""
 from __future__ import annotations
 
 import threading
@@ -71,7 +71,8 @@ def metric_grid(items: list[tuple[str, str, str]]) -> str:
     """(label, value, tooltip) cells that reflow to the column's width: a narrow column (three runs
     side by side, or instructor mode's larger type) gets more rows, never a cut value."""
     cells = "".join(f'<div class="lab-metric" title="{escape(tip)}"><div class="lab-metric-label">{escape(label)}'
-                    f'</div><div class="lab-metric-value">{escape(str(value))}</div></div>' for label, value, tip in items)
+                    f'</div><div class="lab-metric-value">{escape(str(value))}</div></div>'
+                    for label, value, tip in items)
     return f'<div class="lab-metrics">{cells}</div>'
 
 

@@ -39,7 +39,8 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     def made() -> dict:
         snaps = run.snapshots[:client_player.shown(run)]
         return pool_frames(snaps, colors(run), [_pool_title(s) for s in snaps])
-    frames = clock and client_player.animated(f"{key}.pool", lambda: client_player.run_frames(run, ("pool", lang()), made))
+    frames = clock and client_player.animated(f"{key}.pool",
+                                              lambda: client_player.run_frames(run, ("pool", lang()), made))
     live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), playing=client_player.playing(frames, clock))
     if clock is None:
         refusal_note(run, frame)
@@ -63,7 +64,8 @@ def _pool_title(snap) -> str:
 
 def _tables(run: LiveRun, frame: int, selected: list[str] | None, lab: dict) -> str:
     snap = run.snapshots[frame]
-    shown = [rid for rid in selected if rid in snap.block_tables] if selected else [rid for rid in snap.slots if rid][:6]
+    shown = ([rid for rid in selected if rid in snap.block_tables] if selected
+             else [rid for rid in snap.slots if rid][:6])
     widest = _widest_table(run) if run.done else max((len(tb) for tb in snap.block_tables.values()), default=1)
     return f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), lab, widest)}</div>'
 

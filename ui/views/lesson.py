@@ -64,7 +64,8 @@ def mechanisms_measured() -> None:
         {t("mech.col"): t("mech.fixed"), t("mech.measured"): t("mech.fixed_fig", tps=s["throughput_tok_per_step"],
                                                                  ttft=chat(s), busy=100 * s["slot_utilisation"])},
         {t("mech.col"): t("mech.continuous"), t("mech.measured"): t(
-            "mech.continuous_fig", tps=c["throughput_tok_per_step"], x=c["throughput_tok_per_step"] / s["throughput_tok_per_step"],
+            "mech.continuous_fig", tps=c["throughput_tok_per_step"],
+            x=c["throughput_tok_per_step"] / s["throughput_tok_per_step"],
             ttft=chat(c), busy=100 * c["slot_utilisation"])},
         {t("mech.col"): t("mech.paged"), t("mech.measured"): t(
             "mech.paged_fig", waste=100 * c["kv_waste_share"], cwaste=100 * k["kv_waste_share"], n=c["max_concurrent"],

@@ -39,7 +39,8 @@ def summary_rows(runs: list[LiveRun]) -> list[dict]:
     rows = []
     for run in runs:
         s = run.summary()
-        row = {t("sum.run"): run_name(run.label), t("sum.steps"): s["steps"], t("sum.tok_per_s"): fmt(s["throughput_tok_per_s"], ".0f"),
+        row = {t("sum.run"): run_name(run.label), t("sum.steps"): s["steps"],
+               t("sum.tok_per_s"): fmt(s["throughput_tok_per_s"], ".0f"),
                t("sum.tok_per_step"): fmt(s["throughput_tok_per_step"], ".2f"),
                t("sum.ttft_p50"): fmt(s["latency"]["ttft_steps"]["p50"]),
                t("sum.ttft_p95"): fmt(s["latency"]["ttft_steps"]["p95"]),

@@ -63,7 +63,8 @@ def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str,
         fig = cache.get(base := ("timeline-base", lang(), by_class, total, scaled(height), title))
         if fig is None:
             fig = cache[base] = figure_json(slot_timeline(timeline_columns(run, 0, by_class), 0, total,
-                                                          view_labels(), FigureLook(scaled(height), title, hover=False)))
+                                                          view_labels(),
+                                                          FigureLook(scaled(height), title, hover=False)))
     live_chart(fig, key, scaled(height), chart_config(), fit=(MIN_FIT, scaled(height) * 2) if look.fit else None,
                playing=client_player.playing(frames, clock))
 
