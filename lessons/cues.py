@@ -1,54 +1,230 @@
-"""How far a quiz can be passed by form alone: the right option's length and position over the bank.
+"""How far the quiz can be passed by form alone: a battery of lazy students who never read for meaning.
 
-    .venv/bin/python -m lessons.cues      # prints the figures per language
+Each strategy sees what a student sees (the question, its options in the attempt's shuffled order) and picks by
+form only: length, position, words shared with the question, absolute words, a "because" clause, or a
+classifier trained, leave one question out, on such features over the rest of the bank. Single choice is
+scored as the share of questions answered right (ties split evenly), against chance (1 / options);
+multiple-select as the share of questions whose exact set is ticked, against a random set's chance.
+
+    .venv/bin/python -m lessons.cues      # every strategy's score, per language
 """
 from __future__ import annotations
 
-from itertools import combinations
+import re
+from typing import Callable
 
+from lessons.attempt import option_order
 from lessons.loader import LANGS, Question, load_quiz
 
+SEEDS = range(20)  # attempts averaged over: positions are shuffled per attempt
+ABSOLUTE = {"en": r"\b(always|never|only|every|all|none|cannot|must|any|whatever|however)\b",
+            "zh": r"总是|一定|永远|只有|只要|所有|任何|从不|绝不|必然|必须|无论|都会|完全"}
+BECAUSE = {"en": r"\b(because|since|so that|so|which is why)\b", "zh": r"因为|所以|因此|由于|从而|以便"}
 
-def _size(text: str, lang: str) -> int:
-    """Characters for zh (no word spaces), words for en."""
+
+def words(text: str, lang: str) -> set[str]:
+    """Words for en; characters and ASCII words for zh (no word spaces)."""
+    text = text.lower()
+    if lang == "zh":
+        return set(re.findall(r"[\u4e00-\u9fff]", text)) | set(re.findall(r"[a-z_0-9]+", text))
+    return set(re.findall(r"[a-z_0-9]+", text))
+
+
+def size(text: str, lang: str) -> int:
+    """Characters for zh, words for en."""
     return len(text.replace(" ", "")) if lang == "zh" else len(text.split())
 
 
-def cue_figures(questions: list[Question], lang: str) -> dict:
-    """single: share where the right option is (strictly) the longest, where a 'pick the longest' student
-    scores (ties split), and the most common right position. multiple: the 'pick the longest half'
-    strategy's exact-match rate against the chance rate of picking a random set of that size."""
+def features(q: Question, lang: str) -> list[list[float]]:
+    """Per option, what form shows: length (and its rank and z-score in the question), words shared with the
+    question, absolute words, a because-clause, digits, code, commas."""
+    sizes = [size(o, lang) for o in q.options]
+    mean = sum(sizes) / len(sizes)
+    spread = (sum((s - mean) ** 2 for s in sizes) / len(sizes)) ** 0.5 or 1.0
+    ranks = {i: r for r, i in enumerate(sorted(range(len(sizes)), key=lambda i: sizes[i]))}
+    asked = words(q.prompt, lang)
+    rows = []
+    for i, option in enumerate(q.options):
+        shared = len(words(option, lang) & asked)
+        rows.append([(sizes[i] - mean) / spread, ranks[i] / max(1, len(sizes) - 1), shared,
+                     shared / max(1, len(words(option, lang))), bool(re.search(ABSOLUTE[lang], option.lower())),
+                     bool(re.search(BECAUSE[lang], option.lower())), bool(re.search(r"\d", option)),
+                     "`" in option, option.count(",") + option.count("，") + option.count(";") + option.count("；")])
+    return rows
+
+
+# --- single choice: a strategy maps a question to the options it would pick among (one of them, by chance) ----
+
+def _extreme(key: Callable[[Question, int, str], float], pick_max: bool):
+    def strategy(q: Question, lang: str, shown: list[int]) -> list[int]:
+        values = {i: key(q, i, lang) for i in shown}
+        best = max(values.values()) if pick_max else min(values.values())
+        return [i for i in shown if values[i] == best]
+    return strategy
+
+
+def _middle(q: Question, lang: str, shown: list[int]) -> list[int]:
+    """The options neither longest nor shortest."""
+    ranked = sorted(shown, key=lambda i: size(q.options[i], lang))
+    return ranked[1:-1] or ranked
+
+
+def _position(p: int):
+    return lambda q, lang, shown: [shown[min(p, len(shown) - 1)]]
+
+
+def _without(pattern: dict[str, str]):
+    def strategy(q: Question, lang: str, shown: list[int]) -> list[int]:
+        clean = [i for i in shown if not re.search(pattern[lang], q.options[i].lower())]
+        return clean or shown
+    return strategy
+
+
+def _with(pattern: dict[str, str]):
+    def strategy(q: Question, lang: str, shown: list[int]) -> list[int]:
+        found = [i for i in shown if re.search(pattern[lang], q.options[i].lower())]
+        return found or shown
+    return strategy
+
+
+def _shared(q: Question, i: int, lang: str) -> float:
+    return len(words(q.options[i], lang) & words(q.prompt, lang))
+
+
+def _length(q: Question, i: int, lang: str) -> float:
+    return size(q.options[i], lang)
+
+
+SINGLE = {
+    "longest": _extreme(_length, True),
+    "shortest": _extreme(_length, False),
+    "middle length": _middle,
+    **{f"position {p + 1}": _position(p) for p in range(4)},
+    "most words shared with the question": _extreme(_shared, True),
+    "fewest words shared with the question": _extreme(_shared, False),
+    "no absolute words": _without(ABSOLUTE),
+    "absolute words": _with(ABSOLUTE),
+    "a because-clause": _with(BECAUSE),
+    "no because-clause": _without(BECAUSE),
+}
+
+
+def single_scores(questions: list[Question], lang: str) -> dict[str, float]:
+    """Each strategy's share of single-choice questions right (ties split, averaged over SEEDS), the
+    leave-one-out classifier's, and chance."""
     single = [q for q in questions if q.type == "single"]
-    longest_right = longest_score = shortest_score = 0.0
-    positions: dict[int, int] = {}
+    if not single:
+        return {}
+    scores = {}
+    for name, strategy in SINGLE.items():
+        total = 0.0
+        for q in single:
+            for seed in SEEDS:
+                picks = strategy(q, lang, option_order(q, seed))
+                total += (q.answer in picks) / len(picks)
+        scores[name] = total / (len(single) * len(SEEDS))
+    scores["classifier (leave one question out)"] = _classifier_single(questions, single, lang)
+    scores["chance"] = sum(1 / len(q.options) for q in single) / len(single)
+    return scores
+
+
+def _fit(rows: list[list[float]], labels: list[int]):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(rows, labels)
+
+
+def _training(questions: list[Question], lang: str, held_out: Question) -> tuple[list, list]:
+    rows, labels = [], []
+    for q in questions:
+        if q is held_out:
+            continue
+        right = {q.answer} if q.type == "single" else set(q.answer)
+        for i, row in enumerate(features(q, lang)):
+            rows.append(row)
+            labels.append(int(i in right))
+    return rows, labels
+
+
+def _choice(questions: list[Question]) -> list[Question]:
+    return [q for q in questions if q.type in ("single", "multiple")]
+
+
+def _classifier_single(questions: list[Question], single: list[Question], lang: str) -> float:
+    """Trained on every other choice question's options (single and multiple), it picks the option it
+    rates most likely right."""
+    bank, hits = _choice(questions), 0.0
     for q in single:
-        sizes = [_size(o, lang) for o in q.options]
-        top = [i for i, s in enumerate(sizes) if s == max(sizes)]
-        longest_right += q.answer in top and len(top) == 1
-        longest_score += (q.answer in top) / len(top)
-        low = [i for i, s in enumerate(sizes) if s == min(sizes)]
-        shortest_score += (q.answer in low) / len(low)
-        positions[q.answer] = positions.get(q.answer, 0) + 1
+        model = _fit(*_training(bank, lang, q))
+        p = model.predict_proba(features(q, lang))[:, 1]
+        best = [i for i in range(len(p)) if p[i] == p.max()]
+        hits += (q.answer in best) / len(best)
+    return hits / len(single)
+
+
+# --- multiple select: a strategy ticks a set -----------------------------------------------------------------
+
+def _k_by_length(k: int, shortest: bool):
+    def strategy(q: Question, lang: str) -> set[int]:
+        ranked = sorted(range(len(q.options)), key=lambda i: size(q.options[i], lang), reverse=not shortest)
+        return set(ranked[:k])
+    return strategy
+
+
+def _below_median(q: Question, lang: str) -> set[int]:
+    sizes = sorted(size(o, lang) for o in q.options)
+    median = sizes[len(sizes) // 2]
+    return {i for i, o in enumerate(q.options) if size(o, lang) < median}
+
+
+def _set_without(pattern: dict[str, str]):
+    return lambda q, lang: {i for i, o in enumerate(q.options) if not re.search(pattern[lang], o.lower())}
+
+
+MULTIPLE = {
+    **{f"the {k} shortest": _k_by_length(k, True) for k in (1, 2, 3)},
+    **{f"the {k} longest": _k_by_length(k, False) for k in (1, 2, 3)},
+    "shorter than the median": _below_median,
+    "every option without absolute words": _set_without(ABSOLUTE),
+    "every option": lambda q, lang: set(range(len(q.options))),
+}
+
+
+def multiple_scores(questions: list[Question], lang: str) -> dict[str, float]:
+    """Each strategy's exact-set rate, the classifier's (ticks what it rates over one half), and chance: a
+    student who knows the bank's rule (1 to n-1 right) and picks such a set at random."""
     multiple = [q for q in questions if q.type == "multiple"]
-    half_hits = chance = 0.0
+    if not multiple:
+        return {}
+    scores = {name: sum(strategy(q, lang) == set(q.answer) for q in multiple) / len(multiple)
+              for name, strategy in MULTIPLE.items()}
+    bank, hits = _choice(questions), 0
     for q in multiple:
-        sizes = [_size(o, lang) for o in q.options]
-        k = len(q.answer)
-        ranked = sorted(range(len(sizes)), key=lambda i: -sizes[i])
-        half_hits += set(ranked[:k]) == set(q.answer)
-        chance += 1 / len(list(combinations(range(len(sizes)), k)))
-    n, m = max(len(single), 1), max(len(multiple), 1)
-    return {"single": len(single), "longest_is_right": longest_right / n, "longest_strategy": longest_score / n,
-            "shortest_strategy": shortest_score / n,
-            "top_position_share": max(positions.values(), default=0) / n, "positions": dict(sorted(positions.items())),
-            "multiple": len(multiple), "longest_half": half_hits / m, "chance": chance / m}
+        model = _fit(*_training(bank, lang, q))
+        p = model.predict_proba(features(q, lang))[:, 1]
+        hits += {i for i in range(len(p)) if p[i] > 0.5} == set(q.answer)
+    scores["classifier (leave one question out)"] = hits / len(multiple)
+    scores["chance"] = sum(1 / (2 ** len(q.options) - 2) for q in multiple) / len(multiple)
+    return scores
+
+
+def battery(questions: list[Question], lang: str) -> dict[str, dict[str, float]]:
+    """Every strategy's score on this bank: {"single": {...}, "multiple": {...}}."""
+    return {"single": single_scores(questions, lang), "multiple": multiple_scores(questions, lang)}
+
+
+def too_good(kind: str, score: float, chance: float) -> bool:
+    """The bar a form-only strategy must stay under: chance + 10 points (single), twice chance (multiple)."""
+    return score - chance > 0.10 if kind == "single" else score >= 2 * chance
 
 
 if __name__ == "__main__":
     for lang in LANGS:
-        f = cue_figures(load_quiz(lang), lang)
-        print(f"{lang}: single={f['single']} right-is-longest={f['longest_is_right']:.0%} "
-              f"longest-strategy={f['longest_strategy']:.0%} shortest-strategy={f['shortest_strategy']:.0%} "
-              f"top-position={f['top_position_share']:.0%} "
-              f"positions={f['positions']} | multiple={f['multiple']} longest-half={f['longest_half']:.0%} "
-              f"chance={f['chance']:.0%}")
+        bank = load_quiz(lang)
+        for kind, scores in battery(bank, lang).items():
+            chance = scores.pop("chance")
+            print(f"{lang} {kind} ({sum(1 for q in bank if q.type == kind)} questions), chance {chance:.0%}:")
+            for name, score in sorted(scores.items(), key=lambda kv: -kv[1]):
+                print(f"  {score:6.0%}  {name}" + ("   <-- passes by form" if too_good(kind, score, chance) else ""))
