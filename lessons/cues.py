@@ -11,6 +11,7 @@ multiple-select as the share of questions whose exact set is ticked, against a r
 from __future__ import annotations
 
 import re
+from itertools import combinations
 from typing import Callable
 
 from lessons.attempt import option_order
@@ -213,6 +214,37 @@ def multiple_scores(questions: list[Question], lang: str) -> dict[str, float]:
 def battery(questions: list[Question], lang: str) -> dict[str, dict[str, float]]:
     """Every strategy's score on this bank: {"single": {...}, "multiple": {...}}."""
     return {"single": single_scores(questions, lang), "multiple": multiple_scores(questions, lang)}
+
+
+def cue_figures(questions: list[Question], lang: str) -> dict:
+    """The first guard (tests/test_lessons.py), in the bank's own option order. single: share where the right
+    option is (strictly) the longest, where a 'pick the longest' student scores (ties split), and the most
+    common right position. multiple: the 'pick the longest half' strategy's exact-match rate against the
+    chance rate of picking a random set of that size."""
+    single = [q for q in questions if q.type == "single"]
+    longest_right = longest_score = shortest_score = 0.0
+    positions: dict[int, int] = {}
+    for q in single:
+        sizes = [size(o, lang) for o in q.options]
+        top = [i for i, s in enumerate(sizes) if s == max(sizes)]
+        longest_right += q.answer in top and len(top) == 1
+        longest_score += (q.answer in top) / len(top)
+        low = [i for i, s in enumerate(sizes) if s == min(sizes)]
+        shortest_score += (q.answer in low) / len(low)
+        positions[q.answer] = positions.get(q.answer, 0) + 1
+    multiple = [q for q in questions if q.type == "multiple"]
+    half_hits = chance = 0.0
+    for q in multiple:
+        sizes = [size(o, lang) for o in q.options]
+        k = len(q.answer)
+        ranked = sorted(range(len(sizes)), key=lambda i: -sizes[i])
+        half_hits += set(ranked[:k]) == set(q.answer)
+        chance += 1 / len(list(combinations(range(len(sizes)), k)))
+    n, m = max(len(single), 1), max(len(multiple), 1)
+    return {"single": len(single), "longest_is_right": longest_right / n, "longest_strategy": longest_score / n,
+            "shortest_strategy": shortest_score / n,
+            "top_position_share": max(positions.values(), default=0) / n, "positions": dict(sorted(positions.items())),
+            "multiple": len(multiple), "longest_half": half_hits / m, "chance": chance / m}
 
 
 def too_good(kind: str, score: float, chance: float) -> bool:
