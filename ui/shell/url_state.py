@@ -5,7 +5,10 @@ Streamlit drops a widget's state on a page switch, so neither may live in a widg
 plain session keys (ui/shell/keys.py); the sidebar widgets only copy into them; and every run writes
 them back to the URL. A URL value the lab did not write itself (a deep link, a reload in a new
 session, an edited address) wins over the session; a URL with no value (Streamlit's own page links
-clear the query) changes nothing.
+clear the query) changes nothing. A value this session wrote itself earlier is a stale echo, not a
+request: a rerun the browser sent before it applied the session's last write (a click during
+playback) carries the old query, and taking it would switch a lecturer's English page back to
+Chinese.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import streamlit as st
 from ui.shell.i18n import LANGS
 from ui.shell.keys import INSTRUCTOR, LANG, STUDENT_TOKEN
 DEFAULT_LANG = "zh"  # the chapter's language, for a browser that names neither zh nor en
-_WRITTEN = "url_state.written"  # what this session last put in the URL
+_WRITTEN = "url_state.written"  # every value this session has put in the URL, per parameter
 
 
 def browser_language(accept_language: str | None) -> str:
@@ -43,12 +46,12 @@ def restore() -> None:
     ss, qp = st.session_state, st.query_params
     written = ss.get(_WRITTEN, {})
     url_lang = qp.get("lang")
-    if url_lang in LANGS and url_lang != written.get("lang"):
+    if url_lang in LANGS and url_lang not in written.get("lang", ()):
         ss[LANG] = url_lang
     elif LANG not in ss:
         ss[LANG] = browser_language(st.context.headers.get("Accept-Language"))
     url_instructor = qp.get("instructor")
-    if url_instructor is not None and url_instructor != written.get("instructor"):
+    if url_instructor is not None and url_instructor not in written.get("instructor", ()):
         ss[INSTRUCTOR] = _flag(url_instructor)
     ss.setdefault(INSTRUCTOR, False)
 
@@ -73,4 +76,6 @@ def persist() -> None:
                 qp[name] = params[name]
         elif name in qp:
             del qp[name]
-    st.session_state[_WRITTEN] = params
+    written = st.session_state.setdefault(_WRITTEN, {})
+    for name, value in params.items():
+        written.setdefault(name, set()).add(value)
