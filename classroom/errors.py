@@ -5,7 +5,7 @@ class StorageError(Exception):
     """A refused input or an unusable database. `code` picks the message, `params` fill it in.
 
     Codes: newer_schema, unavailable, too_long, bad_token, bad_value, unknown_student, unknown_class,
-    unknown_poll, poll_closed.
+    unknown_poll, poll_closed, nothing_to_mark.
     """
 
     def __init__(self, code: str, **params):

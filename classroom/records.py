@@ -48,3 +48,11 @@ class Poll:
     state: str  # "open" | "closed"
     measured: float | None
     opened_at: datetime
+
+
+@dataclass(frozen=True)
+class Mark:
+    mark: str  # "ok" | "needs_work"
+    comment: str
+    text: str  # the explanation as it was when marked
+    at: datetime

@@ -2,7 +2,7 @@
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
                         UniqueConstraint)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: self_assessments and marks (explanations judged by people)
 TOKEN_LEN = 22  # secrets.token_urlsafe(16)
 ID_LEN = 200
 
@@ -73,6 +73,24 @@ milestones = _owned(
     key=("milestone_id",),
 )
 
+self_assessments = _owned(  # the student's own judgement of an explanation against its rubric
+    "self_assessments",
+    Column("task_id", String(ID_LEN), nullable=False),
+    Column("field_id", String(ID_LEN), nullable=False),
+    Column("value", String(16), nullable=False),  # met | partly | not_yet
+    key=("task_id", "field_id"),
+)
+
+marks = _owned(  # the instructor's mark on an explanation
+    "marks",
+    Column("task_id", String(ID_LEN), nullable=False),
+    Column("field_id", String(ID_LEN), nullable=False),
+    Column("mark", String(16), nullable=False),  # ok | needs_work
+    Column("comment", Text, nullable=False, default=""),
+    Column("text", Text, nullable=False),  # the explanation as marked: an edit after the mark needs a new one
+    key=("task_id", "field_id"),
+)
+
 polls = Table(
     "polls", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
@@ -94,4 +112,4 @@ poll_answers = Table(
     UniqueConstraint("poll_id", "token", name="uq_poll_answers"),
 )
 
-PROGRESS_TABLES = (quiz_answers, drafts, gradings, predictions, milestones, poll_answers)
+PROGRESS_TABLES = (quiz_answers, drafts, gradings, predictions, milestones, poll_answers, self_assessments, marks)

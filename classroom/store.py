@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from . import aggregates, checks
 from .errors import StorageError
+from .reviews import Reviews
 from .records import Grading, Poll, Prediction, QuizAnswer, Student, when
 from .schema import (PROGRESS_TABLES, SCHEMA_VERSION, drafts, gradings, metadata, milestones, poll_answers, polls,
                      predictions, quiz_answers, schema_meta, students)
@@ -43,7 +44,7 @@ def _sqlite_pragmas(engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
 
-class Store:
+class Store(Reviews):
     """One per process (see classroom.get_store). Every refused input raises StorageError(code, **params)."""
 
     schema_version = SCHEMA_VERSION
@@ -100,6 +101,8 @@ class Store:
                              .on_conflict_do_nothing(index_elements=["id"]))
             elif found > SCHEMA_VERSION:
                 raise StorageError("newer_schema", found=found, supported=SCHEMA_VERSION)
+            elif found < SCHEMA_VERSION:  # 1 -> 2 only added tables, which create_all has just made
+                conn.execute(update(schema_meta).where(schema_meta.c.id == 1).values(version=SCHEMA_VERSION))
 
     def _known(self, conn, token: str) -> str:
         token = checks.token(token)

@@ -1,4 +1,8 @@
-"""Check worksheet answers against keyword criteria, grade quiz answers, order the quiz.
+"""Hints on worksheet answers from keyword criteria, grade quiz answers, order the quiz.
+
+A keyword reader does not read meaning, so its findings on an explanation are hints, never a verdict: the
+verdict comes from the evidence (lessons/evidence), the student's self-assessment and the instructor
+(lessons/worksheet_status.py).
 
 Keyword matching is forgiving about form (case, full-width characters, spaces, hyphens and underscores:
 `首token`, `首 token`, `block table` and `block_table` all match) and strict about sense: a keyword the
@@ -11,10 +15,9 @@ import numbers
 import random
 import unicodedata
 from dataclasses import dataclass, field
-from itertools import product
 
 from lessons.loader import Moment, Question, Task, TaskField, load_moments
-from lessons.reading import is_keyword_list, matches, normalize, read, size
+from lessons.reading import is_keyword_list, matches, normalize, read, size  # noqa: F401 (matches: re-exported)
 
 MESSAGES = {
     "empty": {"zh": "这一栏还是空的：写一两句你自己的话再提交。",
@@ -40,8 +43,6 @@ WORKSHEET = {
     "stuffed": {"zh": "这更像一串关键词，而不是解释：请用完整的句子写出因果。",
                 "en": "This reads like a list of keywords, not an explanation: say what causes what, in sentences."},
     "short": {"zh": "太短了：请用一两句完整的话说明。", "en": "Too short: explain in a sentence or two."},
-    "same": {"zh": "这和「{other}」说的是同一类特征：请换一个不同的特征。",
-             "en": "This is the same kind of feature as “{other}”: name a different one."},
 }
 MIN_LONG = 6  # words (en) or characters (zh) a long answer needs
 
@@ -66,13 +67,12 @@ class FieldFeedback:
     empty: bool = False
     rejected: bool = False  # the answer affirms only reject_if_only words (e.g. speed, and no memory)
     stuffed: bool = False  # a long answer that is mostly keywords, or too short to explain anything
-    same_as: str | None = None  # a field of the same task naming the same kind of thing (task.distinct)
     criteria: list[CriterionResult] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)  # what to show, in order
 
     @property
     def passed(self) -> bool:
-        return not self.checked or (not self.empty and not self.rejected and not self.stuffed and self.same_as is None
+        return not self.checked or (not self.empty and not self.rejected and not self.stuffed
                                     and all(c.met for c in self.criteria if c.required))
 
 
@@ -123,45 +123,11 @@ def check_field(task_field: TaskField, answer: str | None, lang: str = "en") -> 
     return fb
 
 
-def _kinds(task_field: TaskField, answer: str) -> set[str]:
-    """The keyword groups (kinds of feature) an answer affirms."""
-    return {name for c in task_field.criteria for name, words in c.groups.items() if matches(answer, words)}
-
-
-def _mark_same(task: Task, answers: dict, fields: dict[str, FieldFeedback]) -> None:
-    """Fields of task.distinct must name different kinds of thing. A field repeating an earlier one's
-    text, or whose kinds leave no way to give every field so far its own kind, is marked as a repeat."""
-    tf = {f.id: f for f in task.fields}
-    kept: list[str] = []
-    for fid in (f for f in task.distinct if fields[f].passed):
-        kinds = _kinds(tf[fid], answers.get(fid, ""))
-        text = normalize(answers.get(fid, ""))
-        other = next((o for o in kept if normalize(answers.get(o, "")) == text), None)
-        if other is None and not _distinct([_kinds(tf[o], answers.get(o, "")) for o in kept] + [kinds]):
-            other = next((o for o in kept if _kinds(tf[o], answers.get(o, "")) & kinds), kept[0] if kept else None)
-        if other is None:
-            kept.append(fid)
-            continue
-        fields[fid].same_as = other
-        fields[fid].messages.insert(0, _say("same", task.lang, other=tf[other].label))
-
-
-def _distinct(kind_sets: list[set[str]]) -> bool:
-    """Whether each field can be given its own kind (a kind-less field, e.g. a feature the groups do
-    not cover, never clashes)."""
-    named = [sorted(k) for k in kind_sets if k]
-    return any(len(set(pick)) == len(pick) for pick in product(*named))
-
-
 def check_task(task: Task, answers: dict[str, str]) -> TaskFeedback:
-    """Per field, per criterion: met or not, with the feedback text. `passed` when every required
-    criterion of every checkable field is met and the fields of task.distinct name different kinds.
-    Students mix languages, so keyword lists hold both."""
+    """Hints per field, per criterion: what the keyword reader found, with the feedback text. Students mix
+    languages, so keyword lists hold both. `passed` only says the reader found nothing to hint at."""
     answers = answers or {}
-    fields = {f.id: check_field(f, answers.get(f.id), task.lang) for f in task.fields}
-    if task.distinct:
-        _mark_same(task, answers, fields)
-    return TaskFeedback(task.id, fields)
+    return TaskFeedback(task.id, {f.id: check_field(f, answers.get(f.id), task.lang) for f in task.fields})
 
 
 # --- quiz --------------------------------------------------------------------------------

@@ -20,7 +20,10 @@ LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies", "real-
 TOPICS = ("batching", "fixed-batch", "continuous", "paged", "four-axes", "priorities", "decisions")
 QUESTION_TYPES = ("single", "multiple", "ordering", "numeric")
 MISCONCEPTIONS = ("a", "b", "c")
-FIELD_KINDS = ("text", "long")
+FIELD_KINDS = ("text", "long", "number", "choice", "runs")  # long: an explanation, judged by people
+OPTION_SOURCES = ("runs", "workloads", "changes", "effect_metrics", "classes", "policies")  # filled in by the page
+EVIDENCE = ("batching", "effects", "paging", "goal")  # lessons/evidence/checks.py
+SELF_ASSESSMENT = ("met", "partly", "not_yet")
 LIVE_TABLES = ("mechanisms",)
 FRONT_MATTER_KEYS = {"id", "order", "title", "summary", "experiments", "live_table"}
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -64,7 +67,6 @@ class Criterion:
     missing: str
     required: bool = True  # an optional criterion only adds a tip
     negation_ok: bool = False  # a denied keyword counts too ("no request starves" is about fairness)
-    groups: dict = field(default_factory=dict)  # kind -> keywords, when `any` is given as kinds
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,12 @@ class TaskField:
     kind: str = "text"
     criteria: tuple[Criterion, ...] = ()
     reject_if_only: tuple[str, ...] = ()
-    reject_feedback: str = ""  # a field is checkable when it has criteria
+    reject_feedback: str = ""  # a field with criteria gets keyword hints (never a verdict)
+    options: tuple[tuple[str, str], ...] = ()  # choice: (value, label) pairs ...
+    options_from: str | None = None  # ... or the page's list of OPTION_SOURCES
+    answer: str | None = None  # choice: the right value, where the lab knows it (a fact, not an opinion)
+    rubric: tuple[str, ...] = ()  # long: what a good explanation does, for the student's self-assessment
+    unit: str = ""  # number: shown beside the field
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,10 @@ class Task:
     model_answers: dict  # field id -> list of good answers
     bad_answers: dict  # field id -> list of off-topic or insufficient answers
     lang: str
-    distinct: tuple[str, ...] = ()  # fields that must each name a different kind (criterion groups)
+    evidence: str | None = None  # which evidence check grades the task's runs and figures (EVIDENCE)
+
+    def explanations(self) -> tuple[TaskField, ...]:
+        return tuple(f for f in self.fields if f.kind == "long")
 
 
 @dataclass(frozen=True)
@@ -281,29 +291,27 @@ def _task_field(path, entry, f) -> TaskField:
     for k, c in enumerate(f.get("criteria") or []):
         centry = f"{entry} criterion #{k + 1} ({c.get('id') if isinstance(c, dict) else repr(c)})"
         _need(isinstance(c, dict), path, centry, "must be a mapping")
-        groups = c.get("groups")
-        _need(groups is None or (isinstance(groups, dict) and groups and c.get("any") is None), path, centry,
-              "`groups` must map kinds to keyword lists, and replaces `any`")
-        groups = {str(k): _keywords(path, centry, v, f"groups.{k}") for k, v in (groups or {}).items()}
-        words = tuple(dict.fromkeys(w for v in groups.values() for w in v)) if groups else \
-            _keywords(path, centry, c.get("any"), "any")
+        words = _keywords(path, centry, c.get("any"), "any")
         criteria.append(Criterion(_need_str(path, centry, c, "id"), words, _need_str(path, centry, c, "ok"),
                                   _need_str(path, centry, c, "missing"), bool(c.get("required", True)),
-                                  bool(c.get("negation_ok", False)), groups))
+                                  bool(c.get("negation_ok", False))))
     _need(len({c.id for c in criteria}) == len(criteria), path, entry, "duplicate criterion ids")
     reject = f.get("reject_if_only")
     reject = _keywords(path, entry, reject, "reject_if_only") if reject is not None else ()
-    return TaskField(_need_str(path, entry, f, "id"), _need_str(path, entry, f, "label"), f.get("kind", "text"),
-                     tuple(criteria), reject, _need_str(path, entry, f, "reject_feedback") if reject else "")
-
-
-def _distinct(path, entry, value, fields) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    grouped = {f.id for f in fields if any(c.groups for c in f.criteria)}
-    _need(isinstance(value, list) and len(value) >= 2 and set(value) <= grouped, path, entry,
-          "`distinct` must list at least two fields whose criteria have `groups`")
-    return tuple(value)
+    kind, options, source = f.get("kind", "text"), f.get("options") or [], f.get("options_from")
+    _need(kind != "choice" or bool(options) != bool(source), path, entry,
+          "a choice needs either `options` (a mapping of values to labels) or `options_from`")
+    _need(isinstance(options, dict) or not options, path, entry, "`options` must map values to labels")
+    _need(source is None or source in OPTION_SOURCES, path, entry,
+          f"options_from must be one of {', '.join(OPTION_SOURCES)}")
+    _need(f.get("answer") is None or f.get("answer") in options, path, entry, "`answer` must be one of the options")
+    rubric = f.get("rubric") or []
+    _need(kind != "long" or (isinstance(rubric, list) and rubric and all(isinstance(r, str) for r in rubric)),
+          path, entry, "an explanation (kind long) needs a `rubric`: a list of what a good answer does")
+    return TaskField(_need_str(path, entry, f, "id"), _need_str(path, entry, f, "label"), kind,
+                     tuple(criteria), reject, _need_str(path, entry, f, "reject_feedback") if reject else "",
+                     tuple((str(k), str(v)) for k, v in dict(options).items()), source,
+                     None if f.get("answer") is None else str(f["answer"]), tuple(rubric), str(f.get("unit", "")))
 
 
 def load_tasks(lang: str) -> list[Task]:
@@ -318,12 +326,13 @@ def load_tasks(lang: str) -> list[Task]:
         fields = tuple(_task_field(path, f"{entry} field {f.get('id')!r}", f) for f in raw)
         ids = [f.id for f in fields]
         _need(len(set(ids)) == len(ids), path, entry, "duplicate field ids")
+        _need(d.get("evidence") in (None,) + EVIDENCE, path, entry, f"evidence must be one of {', '.join(EVIDENCE)}")
         tasks.append(Task(d["id"], _need_str(path, entry, d, "title"), d["milestone"],
                           _need_str(path, entry, d, "prompt"),
                           check_link(d.get("link"), path, entry, pages, moments), fields,
                           _answer_lists(path, entry, d.get("model_answers") or {}, "model_answers", ids),
                           _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang,
-                          _distinct(path, entry, d.get("distinct"), fields)))
+                          d.get("evidence")))
     return tasks
 
 

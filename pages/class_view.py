@@ -1,7 +1,8 @@
-"""Instructor: one class's quiz answers, worksheet criteria, predictions and live poll, behind the passcode."""
+"""Instructor: one class's quiz answers, worksheets, predictions and live poll, and its explanations to mark,
+behind the passcode."""
 import streamlit as st
 
-from ui.instructor import class_view, passcode
+from ui.instructor import class_view, passcode, review
 from ui.instructor.access import store, unlocked
 from ui.shell.i18n import t
 
@@ -17,3 +18,4 @@ else:
         st.info(t("cv.pick_class"))
     elif db is not None:
         st.fragment(class_view.live, run_every=class_view.REFRESH_S)(db, code, show_names)
+        review.explanations(db, code, show_names)

@@ -1,30 +1,34 @@
-"""Worksheets: write answers, get feedback on each element, see what the engine measured beside them.
-Answers persist in the session and export to (and import from) a Markdown file."""
+"""Worksheets: evidence the lab checks against the student's own runs, choices of fact, and explanations the
+student self-assesses against a rubric (and, in a class, the instructor marks). Answers persist in the
+session and the student's progress, and export to (and import from) a Markdown file."""
 import streamlit as st
 
-from lessons import answers_to_markdown, check_task, load_tasks
+from lessons import answers_to_markdown, load_tasks
 from ui.instructor import moments
 from ui.practice import worksheets
-from ui.progress import keys, worksheet_state
 from ui.progress import saved as progress
+from ui.progress import worksheet_state
 from ui.shell import nav
 from ui.shell.i18n import lang, t
 
 ss = st.session_state
 answers = worksheet_state.answers()
-checked: dict = ss.setdefault(keys.CHECKED, {})  # task id -> passed
 tasks = load_tasks(lang())
+progress.refresh_marks()
+status = {task.id: worksheets.status(task) for task in tasks}
+for task in tasks:
+    worksheets.record(task, status[task.id])
 
 st.title(t("tasks.title"))
 st.markdown(t("tasks.intro"))
 
 # --- the three milestones ---------------------------------------------------------------
 milestones = [task for task in tasks if task.milestone]
-done = [task for task in milestones if checked.get(task.id)]
+done = [task for task in milestones if status[task.id].complete]
 st.progress(len(done) / len(milestones), text=t("tasks.progress", done=len(done), total=len(milestones)))
 cols = st.columns(len(milestones))
 for col, task in zip(cols, milestones):
-    col.markdown(("✅ " if checked.get(task.id) else "⬜ ") + task.title)
+    col.markdown(("✅ " if status[task.id].complete else "⬜ ") + task.title)
 
 # --- export / import --------------------------------------------------------------------
 with st.expander(t("tasks.save")):
@@ -40,23 +44,13 @@ with st.expander(t("tasks.save")):
         worksheets.import_answers(pasted, tasks)
 
 for task in tasks:
-    with st.container(border=True):
-        st.subheader(("✅ " if checked.get(task.id) else "") + task.title)
+    with st.container(border=True, key=f"task-{task.id}"):
+        st.subheader(("✅ " if status[task.id].complete else "") + task.title)
         st.markdown(task.prompt)
         moment = task.link.get("moment")
         if st.button(f"🎓 {moments.title(moment)}" if moment else t("tasks.open"), key=f"tasks.link.{task.id}"):
             moments.open_moment(moment) if moment else nav.go(task.link["page"])
-        if task.id == "compare-batching":
-            worksheets.comparison_table(task)
-        else:
-            for f in task.fields:
-                worksheets.text_field(st, task, f)
+        worksheets.fields(task)
         if st.button(t("tasks.check"), type="primary", key=f"tasks.check.{task.id}"):
-            found = check_task(task, answers.get(task.id, {}))
-            checked[task.id] = found.passed
-            ss[keys.FEEDBACK_PREFIX + task.id] = found
-            progress.grading(task, found)
-            st.rerun()
-        found = ss.get(keys.FEEDBACK_PREFIX + task.id)
-        if found is not None:
-            worksheets.feedback(task, found)
+            worksheets.submit(task)
+        worksheets.after_submit(task)

@@ -1,4 +1,5 @@
 """The teaching pages under streamlit.testing: lessons, worksheets (feedback, export/import), the quiz."""
+import json
 from pathlib import Path
 
 import pytest
@@ -6,6 +7,7 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from lessons import answers_to_markdown, load_lessons, load_quiz, load_tasks, shown_value
+from lessons.evidence import RunSpec
 from ui.shell.i18n import STRINGS_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,18 +56,48 @@ def fill(at: AppTest, task_id: str, field_id: str, text: str) -> None:
     widget.input(text)
 
 
-def test_worksheet_feedback_and_milestone():
+def make_run(at: AppTest, task_id: str, workload: str, variant: str) -> None:
+    at.selectbox(key=f"ev.{task_id}.workload").set_value(workload).run()
+    at.button_group(key=f"ev.{task_id}.variant").set_value(variant).run()
+    at.button(key=f"ev.{task_id}.run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_a_worksheet_task_is_complete_only_with_checked_evidence_and_a_self_assessed_explanation():
+    """paged-attention-purpose as a student does it: two runs at the same memory, their figures copied from the
+    page's table into the columns, an explanation that uses the right words to say the wrong thing."""
     task = next(t for t in load_tasks("en") if t.id == "paged-attention-purpose")
     at = page("pages/tasks.py")
-    next(b for b in at.button if b.key == f"tasks.check.{task.id}").click().run()
-    assert any("empty" in m.value for m in at.markdown)  # an empty answer is named as such
-    fill(at, task.id, "answer", "It is faster.")
-    next(b for b in at.button if b.key == f"tasks.check.{task.id}").click().run()
-    assert not at.session_state["tasks.checked"][task.id]
-    fill(at, task.id, "answer", task.model_answers["answer"][0])
-    next(b for b in at.button if b.key == f"tasks.check.{task.id}").click().run()
-    assert at.session_state["tasks.checked"][task.id]
+    for layout in ("contiguous", "paged"):
+        make_run(at, task.id, "chat-and-reports", layout)
+    table = next(d.value for d in at.dataframe if "KV waste (%)" in d.value.columns)
+    keys = [RunSpec.from_dict(d).key for d in json.loads(at.session_state["answers"][task.id]["runs"])]
+    assert len(table) == len(keys) == 2
+    for i, layout in enumerate(("contiguous", "paged")):
+        run = table.iloc[i]
+        picker = at.selectbox(key=f"task.{task.id}.{layout}_run")
+        assert picker.options[i] == run.iloc[0] and layout in run.iloc[0]
+        picker.set_value(keys[i]).run()
+        for row, column in (("running", "running at once (most)"), ("kv_waste", "KV waste (%)"),
+                            ("refusals", "refusals by fragmentation (steps)")):
+            fill(at, task.id, f"{row}_{layout}", str(run[column]))
+    at.run()
+    fill(at, task.id, "answer", "Cache organisation and memory management are not what it is about; paged "
+                                "attention mostly makes the attention computation itself faster.")
+    at.button(key=f"tasks.check.{task.id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(m.value for m in [*at.markdown, *at.success, *at.caption, *at.error])
+    assert "The evidence checks out" in shown and "Hints (from a keyword reader, not a verdict" in shown
+    assert "Milestones: 0 / 3" in at.get("progress")[0].proto.text  # the words decide nothing either way
+
+    at.radio(key=f"tasks.sa.{task.id}.answer").set_value("met").run()  # the student judges it against the rubric
     assert "Milestones: 1 / 3" in at.get("progress")[0].proto.text
+
+    fill(at, task.id, "kv_waste_paged", "0.0")  # a figure the run did not measure
+    at.button(key=f"tasks.check.{task.id}").click().run()
+    shown = " ".join(m.value for m in [*at.markdown, *at.error])
+    assert "“KV waste, paged”: you wrote 0.0, but #2 measured" in shown
+    assert "Milestones: 0 / 3" in at.get("progress")[0].proto.text
 
 
 def test_worksheet_export_import_round_trip():
@@ -73,7 +105,7 @@ def test_worksheet_export_import_round_trip():
     at = page("pages/tasks.py")
     written = {}
     for task in tasks:
-        for f in task.fields[:2]:
+        for f in [f for f in task.fields if f.kind in ("text", "long", "number")][:2]:
             text = f"{task.id}/{f.id}: line one\n# not a heading\n```fenced```"
             fill(at, task.id, f.id, text)
             written.setdefault(task.id, {})[f.id] = text

@@ -55,9 +55,8 @@ def klass():
     db.record_answer(zelda, q.id, q.answer, 2, True)
     db.record_answer(bob, q.id, q.answer, 1, True)
     task = load_tasks("en")[0]
-    field = task.fields[0]
-    db.record_grading(zelda, task.id, True, {f"{field.id}.{c.id}": True for c in field.criteria})
-    db.record_grading(bob, task.id, False, {f"{field.id}.{c.id}": False for c in field.criteria})
+    db.record_grading(zelda, task.id, True, {"evidence": True, "choices": True, "why_online.self_assessed": True})
+    db.record_grading(bob, task.id, False, {"evidence": False, "choices": True, "why_online.self_assessed": False})
     db.record_prediction(zelda, "chat-and-reports", 3.0, 5.5)
     db.record_prediction(bob, "chat-and-reports", 8.0, 5.5)
     poll = db.open_poll(code, "fixed-batch-holes")
@@ -112,7 +111,7 @@ def test_the_right_passcode_shows_the_class_aggregates(configured, klass):
     captions = [c.value for c in at.caption]
     assert f"Class {klass['code']} · 2 students · refreshes every 3 s" in captions
     assert "2 answered · right first try 1 · right on the second try 1" in captions  # the quiz question
-    assert "2 checked · 1 passed" in captions  # the worksheet
+    assert "2 submitted · 1 complete" in captions  # the worksheet
     assert "2 predictions" in captions
     assert "Poll open (class {}): 1 answers so far".format(klass["code"]) in captions
     charts = at.get("plotly_chart")
@@ -189,3 +188,25 @@ def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured)
         result = next(m.value for m in at.markdown if m.value.startswith("📊"))
         assert f"Measured: **{measured:.3g}** · your answer: {mine} · the class: 2 answers, median 4.25" in result
     assert {p.measured for p in db.predictions(students[0].session_state["progress.token"]).values()} == {measured}
+
+
+def test_the_instructor_marks_an_explanation_and_the_mark_is_stored_on_the_text_it_read(configured, klass):
+    db, (zelda, bob) = get_store(), klass["tokens"]
+    db.save_draft(zelda, "paged-attention-purpose", "answer", "Blocks on demand through a block table.")
+    db.self_assess(zelda, "paged-attention-purpose", "answer", "met")
+    at = enter(class_view(), PASSCODE)
+    at.text_input(key="class-view.class.widget").input(klass["code"]).run()
+    shown = shown_text(at)
+    assert "> Blocks on demand through a block table." in shown and "self-assessed: meets it" in shown
+    assert "student 2: not written yet." in shown and NAME not in shown
+    form = "class-view.review.paged-attention-purpose.answer.1"
+    at.button(key=f"FormSubmitter:{form}-Save").click().run()  # no mark picked yet: said, nothing stored
+    assert "Pick ✓ or “needs work” first." in shown_text(at) and db.marks(zelda) == {}
+    at.radio(key=f"{form}.mark").set_value("needs_work")
+    at.text_input(key=f"{form}.comment").input("Say what stays the same.")
+    at.button(key=f"FormSubmitter:{form}-Save").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    mark = db.marks(zelda)["paged-attention-purpose"]["answer"]
+    assert (mark.mark, mark.comment, mark.text) == ("needs_work", "Say what stays the same.",
+                                                    "Blocks on demand through a block table.")
+    assert db.marks(bob) == {}

@@ -91,7 +91,7 @@ def distribution(values: list[float]) -> dict:
     present = [v for v in values if v is not None]
     return {"n": len(present), "mean": sum(present) / len(present) if present else None,
             "p50": percentile(present, 50), "p90": percentile(present, 90), "p95": percentile(present, 95),
-            "p99": percentile(present, 99)}
+            "p99": percentile(present, 99), "max": max(present, default=None)}
 
 
 def jain_index(values: list[float]) -> float | None:
@@ -171,6 +171,7 @@ def summarize(requests: list[Request], snapshots: list[StepSnapshot], max_num_se
     def latencies(rows):
         d = {k: distribution([m[k] for m in rows]) for k in LATENCIES}
         d["itl_s"] = distribution([x for m in rows for x in m["itl_s"]])
+        d["slowdown"] = distribution([m.get("slowdown") for m in rows])  # e2e over the request's time alone
         with_slo = [m["slo_met"] for m in rows if m["slo_met"] is not None]
         d["slo_attainment"] = sum(with_slo) / len(with_slo) if with_slo else None
         d["num_requests"] = len(rows)

@@ -156,11 +156,12 @@ def _tasks(tasks: dict) -> None:
 
 
 def _criterion_label(name: str, field_labels: dict[str, str]) -> str:
-    """A criterion key as the worksheet names it: `field.criterion` reads "field label: criterion"."""
-    field, _, criterion = name.partition(".")
-    if criterion and field in field_labels:
-        return f"{_short(field_labels[field], 30)}: {criterion}"
-    return name
+    """A part of a task (ui/progress/saved.py worksheet_status) as the worksheet names it: evidence, choices, and
+    `field.self_assessed` reads "field label: self-assessed as met"."""
+    field, _, part = name.partition(".")
+    if not part:
+        return t(f"cv.part.{name}") if name in ("evidence", "choices") else name
+    return f"{_short(field_labels.get(field, field), 30)}: {t('cv.part.self_assessed')}"
 
 
 def _question(prompt_id: str) -> str:

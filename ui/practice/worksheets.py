@@ -1,13 +1,15 @@
-"""The worksheet page's pieces: text fields whose text outlives the widgets, the import of answers, the batching
-comparison with what the engine measured beside it, and a check's feedback."""
+"""The worksheet page's pieces: the import of answers, a task's fields laid out (runs and figures in the
+columns compared, a choice beside its reason, the three features as rows), its submit, and where it stands."""
 from __future__ import annotations
 
 import streamlit as st
 
 from lessons import answers_from_markdown
-from ui.labs import experiments
-from ui.labs.experiments import BATCHING
+from lessons.evidence import Verdict
+from lessons.worksheet_status import TaskStatus, task_status
+from ui.practice import evidence_check, evidence_runs, explanations, worksheet_fields
 from ui.progress import keys, worksheet_state
+from ui.progress import saved as progress
 from ui.shell.i18n import t
 
 
@@ -20,63 +22,101 @@ def import_answers(text: str, tasks) -> None:
     st.success(t("tasks.imported", n=worksheet_state.take(loaded, tasks)))
 
 
-def _keep(task_id: str, field_id: str) -> None:
-    worksheet_state.keep(task_id, field_id, st.session_state[keys.task_field(task_id, field_id)])
+def _columns(task, by_id: dict, drawn: set) -> None:
+    """A comparison's runs: the run maker, then per compared column its run and its figures."""
+    evidence_runs.maker(task)
+    for col, name in zip(st.columns(2), evidence_check.COLUMNS[task.evidence]):
+        col.markdown(f"**{t(f'ev.column.{name}')}**")
+        for f in by_id.values():
+            if f.id.endswith(f"_{name}") and (f.kind == "number" or f.options_from == "runs"):
+                worksheet_fields.draw(col, task, f)
+                drawn.add(f.id)
 
 
-def text_field(container, task, f, label_visibility="visible") -> None:
-    key = keys.task_field(task.id, f.id)
-    if key not in st.session_state:
-        st.session_state[key] = worksheet_state.answers().get(task.id, {}).get(f.id, "")
-    widget = container.text_area if f.kind == "long" else container.text_input
-    widget(f.label, key=key, on_change=_keep, args=(task.id, f.id), label_visibility=label_visibility)
-
-
-def comparison_table(task) -> None:
-    """Rows x (fixed, continuous), and beside them what the engine measured on the same question."""
-    runs = experiments.measurements().get("batching")
-    rows = [f.id.rsplit("_", 1)[0] for f in task.fields if f.id.endswith("_fixed")]
-    head = st.columns([1.3, 2, 2, 2])
-    head[1].markdown(f"**{t('tasks.fixed')}**")
-    head[2].markdown(f"**{t('tasks.continuous')}**")
-    head[3].markdown(f"**{t('tasks.measured')}**")
-    fields = {f.id: f for f in task.fields}
-    for row in rows:
-        c = st.columns([1.3, 2, 2, 2])
-        c[0].markdown(t(f"tasks.row.{row}"))
-        text_field(c[1], task, fields[f"{row}_fixed"], "collapsed")
-        text_field(c[2], task, fields[f"{row}_continuous"], "collapsed")
-        c[3].caption(measured_cell(row, runs))
-    if runs is None and st.button(t("tasks.measure"), key="tasks.measure"):
-        experiments.measured("batching", "chat-and-reports", BATCHING)
-        st.rerun()
-    text_field(st, task, fields["why_online"])
-
-
-def measured_cell(row: str, runs: dict | None) -> str:
-    if runs is None:
-        return "…"
-    s, c = runs["static"], runs["continuous"]
-    if row == "throughput":
-        return t("tasks.m.throughput", s=s["throughput_tok_per_step"], c=c["throughput_tok_per_step"])
-    if row == "waiting":
-        return t("tasks.m.waiting", s=s["latency"]["queue_steps"]["p50"], c=c["latency"]["queue_steps"]["p50"],
-                 sc=s["by_class"]["chat"]["ttft_steps"]["p50"], cc=c["by_class"]["chat"]["ttft_steps"]["p50"])
-    return "—"
-
-
-def feedback(task, fb_all) -> None:
-    """What the last check found, field by field; then the model answers."""
-    labels = {f.id: f.label for f in task.fields}
-    if fb_all.passed:
-        st.success(t("tasks.passed"))
-    for fid, fb in fb_all.fields.items():
-        if not fb.checked or (fb.passed and fb_all.passed):
+def fields(task) -> None:
+    by_id = {f.id: f for f in task.fields}
+    drawn = {"runs"}
+    if task.evidence in evidence_check.COLUMNS:
+        _columns(task, by_id, drawn)
+    for f in task.fields:
+        if f.id in drawn or f.kind == "runs":
             continue
-        lines = [("✅ " if c.met else "❌ " if c.required else "💡 ") + c.feedback for c in fb.criteria]
-        if fb.empty or fb.rejected or fb.stuffed or fb.same_as:
-            lines = ["⚠️ " + m for m in fb.messages[:1]] + lines
-        st.markdown(f"**{labels[fid]}**\n\n" + "\n\n".join(lines))
-    with st.expander(t("tasks.model_answers")):
-        for fid, examples in task.model_answers.items():
-            st.markdown(f"**{labels.get(fid, fid)}**: " + " / ".join(examples[:2]))
+        number = f.id.rpartition("_")[2]
+        if f.kind == "choice" and f"{f.id}_why" in by_id:  # a choice of fact and its one-line reason
+            c = st.columns([1, 1.6])
+            worksheet_fields.draw(c[0], task, f)
+            worksheet_fields.draw(c[1], task, by_id[f"{f.id}_why"])
+            drawn.add(f"{f.id}_why")
+        elif f.id == f"change_{number}":  # a feature: its change, the metric it hurts, for whom
+            st.markdown(f"**{t('ev.feature', n=number)}**")
+            row = [by_id[f"{k}_{number}"] for k in ("change", "metric", "who")]
+            for col, part in zip(st.columns(3), row):
+                worksheet_fields.draw(col, task, part)
+            drawn.update(p.id for p in row)
+        elif f.id.endswith("_mode"):  # the goal's "measured as" beside its number
+            value = by_id.get(f.id.replace("_mode", "_min")) or by_id[f.id.replace("_mode", "_bound")]
+            _pair(task, f, value, drawn)
+        else:
+            worksheet_fields.draw(st, task, f)
+
+
+def _pair(task, mode, value, drawn: set) -> None:
+    c = st.columns(2)
+    worksheet_fields.draw(c[0], task, mode)
+    worksheet_fields.draw(c[1], task, value)
+    drawn.add(value.id)
+
+
+def in_class() -> bool:
+    student = progress.me()
+    return bool(student and student.class_code)
+
+
+def status(task) -> TaskStatus:
+    answers = worksheet_state.answers().get(task.id, {})
+    verified = evidence_check.verified(task)
+    return task_status(task, answers, _flag(verified) if verified is not None else None,
+                       explanations.assessments().get(task.id, {}),
+                       {fid: m.mark for fid, m in explanations.marks().get(task.id, {}).items()
+                        if m.text == answers.get(fid)},  # a mark is on the text it read: an edit needs a new one
+                       in_class())
+
+
+def _flag(verified: bool) -> Verdict:
+    """A stored check's result as a verdict (its findings are shown only in the session that checked)."""
+    v = Verdict()
+    v.add(verified, "stored")
+    return v
+
+
+def submit(task) -> None:
+    """Check the evidence against real runs; from now on the explanations show their rubric."""
+    evidence_check.check(task)
+    st.session_state.setdefault(keys.SUBMITTED, set()).add(task.id)
+    st.rerun()
+
+
+def record(task, now: TaskStatus) -> None:
+    """Into the student's progress, when it changed: where the task stands, and the milestone once complete
+    (a self-assessment or the instructor's mark can complete a task as well as a submit)."""
+    recorded = st.session_state.setdefault(keys.RECORDED, {})
+    touched = task.id in st.session_state.get(keys.SUBMITTED, set()) or explanations.assessments().get(task.id)
+    if touched and recorded.get(task.id) != now:
+        recorded[task.id] = now
+        progress.worksheet_status(task, now)
+
+
+def after_submit(task) -> None:
+    evidence_check.findings(task)
+    answers = worksheet_state.answers().get(task.id, {})
+    submitted = task.id in st.session_state.get(keys.SUBMITTED, set())
+    for f in task.explanations():
+        text = answers.get(f.id) or ""
+        if submitted or explanations.assessments().get(task.id, {}).get(f.id):
+            st.markdown(f"**{f.label}**")
+            explanations.review(task, f, text)
+    now = status(task)
+    if now.complete:
+        st.success(t("tasks.complete"))
+    else:
+        st.caption(t("tasks.waiting", what="; ".join(t(f"tasks.wait.{code}") for code in now.waiting_for())))

@@ -12,9 +12,13 @@ MILESTONES = "progress.milestones"  # set of milestone ids reached
 MEASURED_PREFIX = "progress.measured."  # + moment id: the measured value last stored for a prediction
 
 ANSWERS = "answers"  # worksheets: task id -> field id -> text (outlives the widgets)
-CHECKED = "tasks.checked"  # worksheets: task id -> passed
 TASK_PREFIX = "task."  # + task id + "." + field id: a worksheet field's widget
-FEEDBACK_PREFIX = "tasks.feedback."  # + task id: the last check's feedback
+RECORDED = "tasks.recorded"  # task id -> the TaskStatus last written to the store
+SUBMITTED = "tasks.submitted"  # ids of tasks whose answers were submitted (their rubric shows)
+SELF_ASSESSED = "tasks.self_assessed"  # task id -> field id -> met | partly | not_yet
+SELF_ASSESS_PREFIX = "tasks.sa."  # + task id + "." + field id: a self-assessment's widget
+EVIDENCE_VERDICTS = "tasks.evidence"  # task id -> the last evidence check's Verdict (ui/practice/evidence_check.py)
+MARKS = "tasks.marks"  # task id -> field id -> the instructor's Mark
 PREDICTIONS = "predictions"  # moment id -> the prediction made (lessons.predictions)
 PREDICTION_WIDGET_PREFIX = "pred."  # + moment id: a prediction's widget (ui/instructor/moments.py)
 

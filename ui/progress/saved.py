@@ -78,9 +78,10 @@ def adopt(new: str) -> None:
 
 # -- loading a student's progress into the session ----------------------------------------------------------
 
-_SESSION_PREFIXES = (keys.QUIZ_PREFIX, keys.TASK_PREFIX, keys.FEEDBACK_PREFIX, keys.PREDICTION_WIDGET_PREFIX,
+_SESSION_PREFIXES = (keys.QUIZ_PREFIX, keys.TASK_PREFIX, keys.SELF_ASSESS_PREFIX, keys.PREDICTION_WIDGET_PREFIX,
                      keys.MEASURED_PREFIX)
-_SESSION_KEYS = (keys.ANSWERS, keys.CHECKED, keys.PREDICTIONS, keys.MILESTONES)
+_SESSION_KEYS = (keys.ANSWERS, keys.SUBMITTED, keys.RECORDED, keys.SELF_ASSESSED, keys.MARKS,
+                 keys.EVIDENCE_VERDICTS, keys.PREDICTIONS, keys.MILESTONES)
 
 
 def forget_session_progress() -> None:
@@ -121,7 +122,9 @@ def load(store, tok: str) -> None:
     ss = st.session_state
     _load_quiz(store.quiz_answers(tok))
     ss[keys.ANSWERS] = store.drafts(tok)  # the worksheet page seeds its (absent) widgets from here
-    ss[keys.CHECKED] = {tid: g.passed for tid, g in store.gradings(tok).items()}
+    ss[keys.SUBMITTED] = set(store.gradings(tok))  # tasks submitted before: their rubric shows again
+    ss[keys.SELF_ASSESSED] = store.self_assessments(tok)
+    ss[keys.MARKS] = store.marks(tok)
     moments = load_moments()
     ss[keys.PREDICTIONS] = {}
     for mid, p in store.predictions(tok).items():
@@ -187,13 +190,36 @@ def draft(task_id: str, field_id: str, text: str) -> None:
         with_store(lambda store: store.save_draft(tok, task_id, field_id, text))
 
 
-def grading(task, feedback) -> None:
-    criteria = {f"{fid}.{c.id}": c.met for fid, fb in feedback.fields.items() for c in fb.criteria}
+def worksheet_status(task, status) -> None:
+    """Where a task stands (lessons.worksheet_status.TaskStatus): complete or not, and each part of it."""
+    parts = {"evidence": bool(status.evidence), "choices": all(status.choices.values()),
+             **{f"{fid}.self_assessed": e.self_assessment == "met" for fid, e in status.explanations.items()}}
     tok = token()
     if tok:
-        with_store(lambda store: store.record_grading(tok, task.id, feedback.passed, criteria))
-        if task.milestone and feedback.passed:
-            milestone(f"task:{task.id}")
+        with_store(lambda store: store.record_grading(tok, task.id, status.complete, parts))
+    if task.milestone and status.complete:
+        milestone(f"task:{task.id}")
+
+
+def self_assessed(task_id: str, field_id: str, value: str) -> None:
+    tok = token()
+    if tok:
+        with_store(lambda store: store.self_assess(tok, task_id, field_id, value))
+
+
+def me():
+    """This student's record (name, class code), or None without a token."""
+    tok = token(create=False)
+    return with_store(lambda store: store.student(tok)) if tok else None
+
+
+def refresh_marks() -> None:
+    """The instructor's marks as they stand now (the worksheet page reads them on every run: a mark given
+    while the student has the page open shows at the next run)."""
+    tok = token(create=False)
+    found = with_store(lambda store: store.marks(tok)) if tok else None
+    if found is not None:
+        st.session_state[keys.MARKS] = found
 
 
 def prediction(moment, made: Prediction) -> None:
