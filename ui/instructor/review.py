@@ -36,7 +36,7 @@ def explanations(db, code: str, show_names: bool) -> None:
             written = [s for s in students if (s["texts"].get(task.id, {}).get(f.id) or "").strip()]
             to_mark = [s for s in written if _current_mark(s, task.id, f.id) is None]
             with st.expander(t("review.field", task=task.title, field=f.label, written=len(written),
-                               total=len(students), open=len(to_mark))):
+                               total=len(students), open=len(to_mark)), expanded=bool(to_mark)):
                 for student in students:
                     _one(db, code, task, f, student, show_names)
 
