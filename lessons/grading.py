@@ -28,6 +28,21 @@ MESSAGES = {
     "points": {"zh": " 个百分点", "en": " points"},
     "numeric": {"zh": "你的运行测得 {measured:g}{unit}；允许误差 {tol}。",
                 "en": "Your run measured {measured:g}{unit}; accepted within {tol}."},
+    "ratio": {"zh": "两次运行测得的比值是 {measured:g}{unit}（{a:.4g} ÷ {b:.4g}）；允许误差 {tol}。",
+              "en": "Your two runs measured a ratio of {measured:g}{unit} ({a:.4g} ÷ {b:.4g}); accepted within {tol}."},
+    "predicted": {"zh": "你的预测：{value}。", "en": "You predicted {value}."},
+    "max_class": {"zh": "运行测得等得最久的是「{label}」（{figures}）。",
+                  "en": "The run measured the longest wait for “{label}” ({figures})."},
+    # an answer that cannot be graded yet: nothing is counted, the page says what is missing
+    "need_option": {"zh": "先选一个选项再提交。", "en": "Pick an option before you submit."},
+    "need_ticks": {"zh": "至少勾选一项再提交：每一项勾或不勾都单独计分。",
+                   "en": "Tick at least one option before you submit: each option counts on its own, ticked or not."},
+    "need_answer": {"zh": "先在第一层选一个答案，再在第二层选理由。",
+                    "en": "Pick an answer in the first tier, then a reason in the second."},
+    "need_reason": {"zh": "你选了答案，但还没选理由：两层都选了才能提交。",
+                    "en": "You picked an answer but no reason yet: pick both tiers, then submit."},
+    "need_order": {"zh": "把每一项都按顺序点选一遍，再提交。", "en": "Place every item in order before you submit."},
+    "need_class": {"zh": "先选一个类别再提交。", "en": "Pick a class before you submit."},
 }
 
 
@@ -133,10 +148,13 @@ def check_task(task: Task, answers: dict[str, str]) -> TaskFeedback:
 # --- quiz --------------------------------------------------------------------------------
 @dataclass
 class Grade:
-    correct: bool
+    correct: bool  # exactly right: every tick of a multiple-select, both tiers of a two-tier question
     explanation: str
-    expected: object  # single: index; multiple: sorted indices; ordering: items; numeric: the value as shown
+    expected: object  # single: index; multiple: sorted indices; two_tier: {"answer", "reason"}; ordering: items;
+    #                   numeric: the value as shown (max_class: the class id)
     message: str = ""  # numeric: what was measured and the tolerance, or why it could not be graded
+    credit: float = 0.0  # 0-1: multiple-select scores each option (ticked or not) on its own; the rest all or nothing
+    tiers: tuple[bool, bool] | None = None  # two_tier: (answer right, reason right)
 
 
 def parse_number(answer, percent: bool = False) -> float | None:
@@ -180,34 +198,118 @@ def _tolerance_text(tolerance: dict, unit: str, lang: str) -> str:
     return " / ".join(parts)
 
 
-def grade(question: Question, answer, measured: float | None = None) -> Grade:
-    """single: answer is an option index; multiple: a list of indices; ordering: the items as
-    strings in the student's order; numeric: a number (or numeric string), checked against
-    `measured`, the value of question.metric in the student's own run (a 0-1 share when the unit is
-    '%': then the answer and `expected` are in percent, and an abs tolerance is in points)."""
+def _index(value) -> int | None:
+    return int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else None
+
+
+def _ticked(answer) -> list[int] | None:
+    """A multiple-select answer as sorted distinct indices; None if it is not a list of indices."""
+    if not isinstance(answer, (list, tuple, set)):
+        return None
+    chosen = [_index(a) for a in answer]
+    return None if any(c is None for c in chosen) else sorted(set(chosen))
+
+
+def _tiers(answer) -> tuple[int | None, int | None]:
+    """A two-tier answer, {"answer": i, "reason": j} (or [i, j]), as its two indices (None where missing)."""
+    if isinstance(answer, dict):
+        return _index(answer.get("answer")), _index(answer.get("reason"))
+    if isinstance(answer, (list, tuple)) and len(answer) == 2:
+        return _index(answer[0]), _index(answer[1])
+    return None, None
+
+
+def option_credit(question: Question, chosen: list[int] | None) -> float:
+    """Multiple-select, per option: the share of options ticked or left unticked as they should be."""
+    if chosen is None:
+        return 0.0
+    right = set(question.answer)
+    return sum((i in chosen) == (i in right) for i in range(len(question.options))) / len(question.options)
+
+
+def incomplete(question: Question, answer) -> str | None:
+    """Why `answer` cannot be graded yet (no option picked, a two-tier reason missing, a prediction that is not a
+    number...), in the question's language; None when it can. Such an answer uses no try."""
+    q, lang = question, question.lang
+    if q.type == "single":
+        return None if _index(answer) is not None else _msg("need_option", lang)
+    if q.type == "multiple":
+        return None if _ticked(answer) else _msg("need_ticks", lang)
+    if q.type == "two_tier":
+        a, r = _tiers(answer)
+        return None if a is not None and r is not None else _msg("need_answer" if a is None else "need_reason", lang)
+    if q.type == "ordering":
+        ok = isinstance(answer, (list, tuple)) and len(answer) == len(q.items)
+        return None if ok else _msg("need_order", lang)
+    if q.compare == "max_class":
+        return None if answer in dict(q.classes) else _msg("need_class", lang)
+    return None if parse_number(answer, percent=q.unit == "%") is not None else _msg("not_number", lang)
+
+
+def grade(question: Question, answer, measured: float | str | None = None) -> Grade:
+    """single: answer is an option index; multiple: a list of indices (exactly right, and per-option credit);
+    two_tier: {"answer": i, "reason": j}, right only when both are; ordering: the items as strings in the student's
+    order; numeric: a number (or numeric string), checked against `measured`: the value of question.metric in the
+    student's own run, or the ratio of the two runs (a 0-1 share when the unit is '%': then the answer and
+    `expected` are in percent, and an abs tolerance is in points); max_class: a class id, checked against the
+    class the run measured (lessons.grading.measure gives `measured` for every kind)."""
     q = question
     if q.type == "single":
-        ok = isinstance(answer, numbers.Integral) and not isinstance(answer, bool) and int(answer) == q.answer
-        return Grade(ok, q.explanation, q.answer)
+        ok = _index(answer) == q.answer
+        return Grade(ok, q.explanation, q.answer, credit=float(ok))
     if q.type == "multiple":
-        try:
-            chosen = sorted(set(int(a) for a in answer)) if answer is not None else None
-        except (TypeError, ValueError):
-            chosen = None
-        return Grade(chosen == list(q.answer), q.explanation, list(q.answer))
+        chosen = _ticked(answer)
+        return Grade(chosen == list(q.answer), q.explanation, list(q.answer), credit=option_credit(q, chosen))
+    if q.type == "two_tier":
+        a, r = _tiers(answer)
+        tiers = (a == q.answer, r == q.reason)
+        return Grade(all(tiers), q.explanation, {"answer": q.answer, "reason": q.reason}, credit=float(all(tiers)),
+                     tiers=tiers)
     if q.type == "ordering":
         ok = isinstance(answer, (list, tuple)) and [str(a) for a in answer] == list(q.items)
-        return Grade(ok, q.explanation, list(q.items))
-    if measured is None or not math.isfinite(measured):
+        return Grade(ok, q.explanation, list(q.items), credit=float(ok))
+    if q.compare == "max_class":
+        return _grade_class(q, answer, measured)
+    if isinstance(measured, (tuple, list)):  # a ratio with its two figures
+        measured, parts = measured[0], measured[1:]
+    else:
+        parts = ()
+    if not isinstance(measured, (int, float)) or isinstance(measured, bool) or not math.isfinite(measured):
         return Grade(False, q.explanation, None, _msg("no_measure", q.lang))
     shown, value = shown_value(q, measured), parse_number(answer, percent=q.unit == "%")
-    unit = q.unit if q.unit == "%" else f" {q.unit}" if q.unit else ""
-    message = _msg("numeric", q.lang, measured=round(shown, 4), unit=unit,
-                   tol=_tolerance_text(q.tolerance, q.unit, q.lang))
+    unit = q.unit if q.unit in ("%", "×") else f" {q.unit}" if q.unit else ""
+    tol = _tolerance_text(q.tolerance, q.unit, q.lang)
+    message = (_msg("ratio", q.lang, measured=round(shown, 4), unit=unit, tol=tol, a=parts[0], b=parts[1])
+               if q.compare == "ratio" and len(parts) == 2 else
+               _msg("numeric", q.lang, measured=round(shown, 4), unit=unit, tol=tol))
+    space = "" if q.lang == "zh" else " "
     if value is None:
-        return Grade(False, q.explanation, shown,
-                     _msg("not_number", q.lang) + ("" if q.lang == "zh" else " ") + message)
-    return Grade(within(value, shown, q.tolerance), q.explanation, shown, message)
+        return Grade(False, q.explanation, shown, _msg("not_number", q.lang) + space + message)
+    if q.predict:
+        message = _msg("predicted", q.lang, value=f"{value:g}{unit}") + space + message
+    ok = within(value, shown, q.tolerance)
+    return Grade(ok, q.explanation, shown, message, credit=float(ok))
+
+
+def _grade_class(q: Question, answer, measured) -> Grade:
+    """Which class waited longest: `measured` is {class id: figure} from the run (or the class id alone)."""
+    figures = measured if isinstance(measured, dict) else {}
+    top = longest(figures) if figures else measured if isinstance(measured, str) else None
+    if top is None:
+        return Grade(False, q.explanation, None, _msg("no_measure", q.lang))
+    labels = dict(q.classes)
+    sep = "，" if q.lang == "zh" else ", "
+    shown = sep.join(f"{labels.get(c, c)} {v:g}{' ' + q.unit if q.unit else ''}" for c, v in figures.items())
+    message = _msg("max_class", q.lang, label=labels.get(top, top), figures=shown or "—")
+    if q.predict and answer in labels:
+        message = _msg("predicted", q.lang, value=labels[answer]) + ("" if q.lang == "zh" else " ") + message
+    ok = answer == top
+    return Grade(ok, q.explanation, top, message, credit=float(ok))
+
+
+def longest(figures: dict[str, float]) -> str | None:
+    """The class with the largest figure (the first of equals, in the run's class order)."""
+    return max(figures, key=lambda c: figures[c]) if figures else None
 
 
 def quiz_order(questions: list, seed: int) -> list:
@@ -233,11 +335,42 @@ def run_spec(question: Question, moments: dict[str, Moment] | None = None) -> di
     """What a numeric question's Run button runs: the moment's workload and seed, and as EngineConfig
     overrides the moment's settings, then the question's. Run it as
     run_requests(model, workload_requests(model, preset(workload), seed),
-    engine_config_for(preset(workload), **settings))."""
+    engine_config_for(preset(workload), **settings)). A ratio also runs `versus_settings` (None otherwise)."""
     p = (moments if moments is not None else load_moments())[question.run["moment"]]
     label = next(iter(question.run["settings"].values()), None)  # the compared run it reads: batcher, layout, policy
+    versus = question.run.get("versus")
     return {"moment": p.id, "page": p.page, "workload": p.workload, "seed": p.seed, "label": label,
-            "settings": {**p.settings, **question.run["settings"]}}
+            "settings": {**p.settings, **question.run["settings"]},
+            "versus_label": next(iter(versus.values()), None) if versus else None,
+            "versus_settings": {**p.settings, **versus} if versus else None}
+
+
+def measure(question: Question, run: dict | None, versus: dict | None = None):
+    """What a numeric question is graded against, from summarize() dicts of its run (and of its `versus` run):
+    the run's figure; for a ratio (figure, run's figure, versus's figure); for max_class {class: figure}.
+    None when a run or a figure is missing, or a ratio would divide by zero."""
+    if run is None:
+        return None
+    if question.compare == "max_class":
+        figures = {c: metric_value(run, question.metric.replace("{cls}", c)) for c in (run.get("by_class") or {})}
+        figures = {c: v for c, v in figures.items() if v is not None}
+        return figures or None
+    a = metric_value(run, question.metric)
+    if question.compare != "ratio":
+        return a
+    b = metric_value(versus, question.metric) if versus is not None else None
+    if a is None or b is None or b == 0:
+        return None
+    return (a / b, a, b)
+
+
+def measured_value(measured):
+    """The single figure of what `measure` returned: a ratio's value, the longest-waiting class."""
+    if isinstance(measured, (tuple, list)):
+        return measured[0]
+    if isinstance(measured, dict):
+        return longest(measured)
+    return measured
 
 
 def metric_value(summary: dict, path: str) -> float | None:

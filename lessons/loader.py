@@ -18,7 +18,8 @@ BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies
               "quiz", "glossary")
 LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server")  # pages that open a moment
 TOPICS = ("batching", "fixed-batch", "continuous", "paged", "four-axes", "priorities", "decisions")
-QUESTION_TYPES = ("single", "multiple", "ordering", "numeric")
+QUESTION_TYPES = ("single", "multiple", "two_tier", "ordering", "numeric")
+COMPARES = ("ratio", "max_class")  # numeric: how the run (and its `versus` run) give the graded figure
 MISCONCEPTIONS = ("a", "b", "c")
 FIELD_KINDS = ("text", "long", "number", "choice", "runs")  # long: an explanation, judged by people
 OPTION_SOURCES = ("runs", "workloads", "changes", "effect_metrics", "classes", "policies")  # filled in by the page
@@ -109,13 +110,18 @@ class Question:
     prompt: str
     explanation: str
     link: dict
-    options: tuple[str, ...] = ()  # single, multiple
-    answer: int | tuple[int, ...] | None = None  # single: index; multiple: indices
+    options: tuple[str, ...] = ()  # single, multiple, two_tier (its answer tier)
+    answer: int | tuple[int, ...] | None = None  # single, two_tier: index; multiple: indices
     items: tuple[str, ...] = ()  # ordering: the correct order
-    run: dict | None = None  # numeric: {"moment": id, "settings": {...}}
-    metric: str | None = None  # numeric: dotted path into summarize()
-    tolerance: dict | None = None  # numeric: {"rel": x} and/or {"abs": y}
+    run: dict | None = None  # numeric: {"moment": id, "settings": {...}, "versus": {...} or None}
+    metric: str | None = None  # numeric: dotted path into summarize(); max_class: with `{cls}` for the class
+    tolerance: dict | None = None  # numeric: {"rel": x} and/or {"abs": y} (none for max_class)
     unit: str = ""
+    reasons: tuple[str, ...] = ()  # two_tier: the reason tier's options
+    reason: int | None = None  # two_tier: the right reason's index
+    predict: bool = False  # numeric: answered before the run (one try), then graded against it
+    compare: str | None = None  # numeric: None (the run's figure), "ratio" (run / versus), "max_class"
+    classes: tuple[tuple[str, str], ...] = ()  # max_class: (class id, label) pairs, the choices shown
     self_check: bool = False
     misconception: str | None = None
     lang: str = ""
@@ -345,16 +351,21 @@ def load_quiz(lang: str) -> list[Question]:
     moments, pages = load_moments(), valid_pages(lang)
     questions = []
     for entry, d in _entries(path, "question"):
-        qtype, options, answer, items, run, tol = (d.get(k) for k in ("type", "options", "answer", "items", "run",
-                                                                        "tolerance"))
+        qtype, options, answer, items, run, tol, reasons, compare = (
+            d.get(k) for k in ("type", "options", "answer", "items", "run", "tolerance", "reasons", "compare"))
         n = len(options) if isinstance(options, list) else 0
+        versus = run.get("versus") if isinstance(run, dict) else None
         problems = [
             (qtype not in QUESTION_TYPES, f"type must be one of {', '.join(QUESTION_TYPES)}"),
             (d.get("topic") not in TOPICS, f"topic must be one of {', '.join(TOPICS)}"),
             (d.get("misconception") not in (None,) + MISCONCEPTIONS, "misconception must be a, b or c"),
-            (qtype in ("single", "multiple") and (n < 2 or not all(isinstance(o, str) for o in options)),
+            (qtype in ("single", "multiple", "two_tier") and (n < 2 or not all(isinstance(o, str) for o in options)),
              "`options` must list at least two strings"),
-            (qtype == "single" and not _is_index(answer, n), "`answer` must be an index into the options"),
+            (qtype in ("single", "two_tier") and not _is_index(answer, n), "`answer` must be an index into the options"),
+            (qtype == "two_tier" and (not isinstance(reasons, list) or len(reasons) < 2
+                                      or not all(isinstance(o, str) for o in reasons)
+                                      or not _is_index(d.get("reason"), len(reasons))),
+             "a two-tier question needs `reasons` (at least two strings) and `reason`, an index into them"),
             (qtype == "multiple" and (not isinstance(answer, list) or not answer or len(set(answer)) != len(answer)
                                       or not all(_is_index(a, n) for a in answer)),
              "`answer` must be a non-empty list of distinct indices into the options"),
@@ -365,9 +376,19 @@ def load_quiz(lang: str) -> list[Question]:
                                      or moments[run["moment"]].workload is None
                                      or not isinstance(run.get("settings") or {}, dict)),
              "`run` must be {moment: a moment of moments.yaml that runs a workload, settings: EngineConfig overrides}"),
-            (qtype == "numeric" and (not isinstance(tol, dict) or not tol or bool(set(tol) - {"rel", "abs"})
-                                     or not all(isinstance(v, (int, float)) and v > 0 for v in tol.values())),
-             "`tolerance` must be {rel: x} and/or {abs: y} with positive numbers")]
+            (qtype == "numeric" and compare not in (None,) + COMPARES, f"compare must be one of {', '.join(COMPARES)}"),
+            (qtype == "numeric" and (compare == "ratio") != isinstance(versus, dict),
+             "a ratio (`compare: ratio`) needs `run.versus`, the other run's EngineConfig overrides, and only it does"),
+            (qtype == "numeric" and compare == "max_class" and (
+                "{cls}" not in str(d.get("metric")) or not isinstance(d.get("classes"), dict) or len(d["classes"]) < 2
+                or not all(isinstance(v, str) for v in d["classes"].values())),
+             "`compare: max_class` needs a metric with `{cls}` and `classes`: class ids mapped to labels"),
+            (qtype == "numeric" and compare != "max_class" and (
+                not isinstance(tol, dict) or not tol or bool(set(tol) - {"rel", "abs"})
+                or not all(isinstance(v, (int, float)) and v > 0 for v in tol.values())),
+             "`tolerance` must be {rel: x} and/or {abs: y} with positive numbers"),
+            (not isinstance(d.get("predict", False), bool) or (d.get("predict") and qtype != "numeric"),
+             "`predict` (true or false) is for numeric questions only")]
         for bad, msg in problems:
             _need(not bad, path, entry, msg)
         kw = dict(id=d["id"], type=qtype, topic=d["topic"], prompt=_need_str(path, entry, d, "prompt"),
@@ -376,12 +397,18 @@ def load_quiz(lang: str) -> list[Question]:
                   self_check=bool(d.get("self_check", False)), misconception=d.get("misconception"), lang=lang,
                   hint=d.get("hint") or "")
         _need(isinstance(kw["hint"], str), path, entry, "`hint` must be a string")
-        if qtype in ("single", "multiple"):
-            kw.update(options=tuple(options), answer=answer if qtype == "single" else tuple(sorted(answer)))
+        if qtype in ("single", "multiple", "two_tier"):
+            kw.update(options=tuple(options), answer=answer if qtype != "multiple" else tuple(sorted(answer)))
+            if qtype == "two_tier":
+                kw.update(reasons=tuple(reasons), reason=d["reason"])
         elif qtype == "ordering":
             kw["items"] = tuple(items)
         else:
-            kw.update(run={"moment": run["moment"], "settings": dict(run.get("settings") or {})}, tolerance=dict(tol),
-                      metric=_need_str(path, entry, d, "metric"), unit=_need_str(path, entry, d, "unit"))
+            kw.update(run={"moment": run["moment"], "settings": dict(run.get("settings") or {}),
+                           "versus": dict(versus) if isinstance(versus, dict) else None},
+                      tolerance=dict(tol) if tol else None, metric=_need_str(path, entry, d, "metric"),
+                      unit=str(d.get("unit") or "") if compare == "max_class" else _need_str(path, entry, d, "unit"),
+                      predict=bool(d.get("predict", False)), compare=compare,
+                      classes=tuple((str(k), v) for k, v in (d.get("classes") or {}).items()))
         questions.append(Question(**kw))
     return questions

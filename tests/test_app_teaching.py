@@ -185,3 +185,38 @@ def test_a_full_quiz_attempt():
     at.session_state["quiz.seed"] = 7
     next(b for b in at.button if b.key == "quiz.restart").click().run()
     assert at.session_state["quiz.attempt"].results == {} and at.session_state["quiz.order"] != order
+
+
+def test_the_goal_is_checked_against_runs_of_the_chosen_policy_and_kept_in_the_answers():
+    task = next(t for t in load_tasks("en") if t.id == "chat-slo-goal")
+    at = page("pages/tasks.py")
+    for field_id, value in (("ttft_max", "10"), ("throughput_min", "95"), ("fairness_bound", "2")):
+        fill(at, task.id, field_id, value)
+    for field_id, value in (("throughput_mode", "pct_of_fcfs"), ("fairness_mode", "report_slowdown"),
+                            ("policy", "priority")):
+        at.selectbox(key=f"task.{task.id}.{field_id}").set_value(value).run()
+    at.button(key=f"tasks.check.{task.id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(m.value for m in [*at.markdown, *at.success, *at.error])
+    assert "Chat TTFT p95 = 2.0 steps (priority): met." in shown and "tells policies apart: FCFS, SJF miss it" in shown
+    assert at.session_state["answers"][task.id]["policy"] == "priority"  # kept with the progress
+    at.selectbox(key=f"task.{task.id}.policy").set_value("fcfs").run()
+    at.button(key=f"tasks.check.{task.id}").click().run()
+    shown = " ".join(m.value for m in [*at.markdown, *at.error])
+    assert "(FCFS): not met." in shown and "The evidence does not check out yet" in shown
+
+
+def test_an_imported_answer_naming_a_run_never_made_is_refused_by_name():
+    at = page("pages/tasks.py")
+    make_run(at, "compare-batching", "uniform", "static")
+    made = json.loads(at.session_state["answers"]["compare-batching"]["runs"])
+    never = RunSpec("uniform", {"batcher": "continuous"}).key  # a run this student did not make
+    exported = answers_to_markdown({"compare-batching": {"runs": json.dumps(made), "fixed_run": RunSpec.from_dict(
+        made[0]).key, "continuous_run": never, "throughput_fixed": "8.00"}}, "en")
+    at.text_area(key="tasks.paste").input(exported).run()
+    at.button(key="tasks.paste_import").click().run()
+    at.button(key="tasks.check.compare-batching").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(m.value for m in at.markdown)
+    assert f"The run {never} is not one of your runs (you never made it)" in shown
+    assert "“Throughput, fixed batch” = 8.0" in shown  # what was right is said too

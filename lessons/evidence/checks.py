@@ -272,11 +272,12 @@ def check_goal(claims: dict, measured: dict[str, dict]) -> Verdict:
         return v
     missing = [p for p in POLICIES if p not in measured]
     if missing:
-        v.add(False, "not_measured", run=", ".join(missing))
+        v.add(False, "not_measured", run=missing)
         return v
+    units = {"ttft": "steps", "throughput": goal.throughput_mode, "fairness": goal.fairness_mode}
     for part, (holds, value) in goal_parts(goal, measured[goal.policy], measured["fcfs"]).items():
         v.add(holds, f"goal_{part}_{'holds' if holds else 'fails'}", policy=goal.policy,
-              value=None if value is None else round(value, 2))
+              value=None if value is None else round(value, 2), unit=units[part])
     failing = [p for p in POLICIES if not all(ok for ok, _ in goal_parts(goal, measured[p], measured["fcfs"]).values())]
-    v.add(bool(failing), "goal_separates" if failing else "goal_too_loose", policies=", ".join(failing))
+    v.add(bool(failing), "goal_separates" if failing else "goal_too_loose", policies=failing)
     return v

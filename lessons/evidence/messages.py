@@ -18,6 +18,11 @@ def texts() -> dict:
 def say(finding: Finding, lang: str, labels: dict[str, str] | None = None) -> str:
     """The finding in words; `labels` turns field ids (and columns, metrics, changes) into what the page calls them."""
     labels = labels or {}
-    params = {k: labels.get(v, v) if isinstance(v, str) else v for k, v in finding.params.items()}
+
+    def named(value):
+        if isinstance(value, list):  # several (policies): each named, joined the language's way
+            return ("、" if lang == "zh" else ", ").join(str(named(v)) for v in value)
+        return labels.get(value, value) if isinstance(value, str) else value
+    params = {k: named(v) for k, v in finding.params.items()}
     text = texts()[finding.code].get(lang) or texts()[finding.code]["en"]
     return text.format(**params)

@@ -71,6 +71,7 @@ def verified(task) -> bool | None:
 def labels(task) -> dict[str, str]:
     """Field ids, columns, metrics, changes and run settings as the page names them."""
     out = {f.id: f.label for f in task.fields}
+    out.update({value: label for f in task.fields for value, label in f.options})
     out.update({c: t(f"ev.column.{c}") for cols in COLUMNS.values() for c in cols})
     out.update({m: t(f"ev.metric.{m}") for m in EFFECT_METRICS})
     out.update({c: t(f"ev.change.{c}") for c in CHANGES})
