@@ -183,3 +183,20 @@ def test_a_spec_the_lab_cannot_run_is_refused_by_name():
             RunSpec.from_dict(bad)
     spec = RunSpec("uniform", {"batcher": "static"})
     assert RunSpec.from_dict(spec.to_dict()) == spec and RunSpec.from_dict(spec.to_dict()).key == spec.key
+
+
+def test_every_finding_the_checks_can_make_is_said_in_both_languages():
+    """Each code checks.py can emit has a zh and an en text whose placeholders are the finding's params."""
+    import re
+    from pathlib import Path
+
+    from lessons.evidence.messages import texts
+
+    source = (Path(__file__).resolve().parent.parent / "lessons" / "evidence" / "checks.py").read_text()
+    emitted = set(re.findall(r'"([a-z_]+)"', " ".join(re.findall(r"v\.add\([^)]*\)", source, re.S))))
+    emitted |= {f"goal_{part}_{end}" for part in ("ttft", "throughput", "fairness") for end in ("holds", "fails")}
+    emitted -= {"baseline", "num_rejected", "fairness_bound"}  # dict keys and field names inside the calls
+    assert emitted <= set(texts()), emitted - set(texts())
+    for code, by_lang in texts().items():
+        assert set(by_lang) == {"zh", "en"}, code
+        assert set(re.findall(r"{(\w+)}", by_lang["zh"])) == set(re.findall(r"{(\w+)}", by_lang["en"])), code
