@@ -71,7 +71,7 @@ def maker(task) -> None:
     evidence, runs = task.evidence, stored_runs(task)
     with st.container(border=True):
         st.markdown(f"**{t('ev.make_run')}**")
-        c = st.columns([2, 2, 1.4, 1], vertical_alignment="bottom")
+        c = st.columns([2, 3, 1.6, 1] if evidence == "paging" else [2, 3, 1], vertical_alignment="bottom")
         workload = c[0].selectbox(t("ev.workload"), list(PRESETS), key=f"ev.{task.id}.workload")
         setting = VARIANT[evidence]
         values = ("static", "continuous") if evidence == "batching" else ("contiguous", "paged")
@@ -83,7 +83,7 @@ def maker(task) -> None:
             hint = PRESETS[workload].engine_hints.get("num_blocks") or 96
             settings["num_blocks"] = int(c[2].number_input(t("ev.num_blocks"), 8, 1024, hint, step=8,
                                                            key=f"ev.{task.id}.blocks.{workload}"))
-        if c[3].button(t("ev.run"), type="primary", key=f"ev.{task.id}.run"):
+        if c[-1].button(t("ev.run"), type="primary", key=f"ev.{task.id}.run"):
             spec = RunSpec(workload, settings)
             if summary(spec) is not None:
                 _keep_runs(task, {**runs, spec.key: spec})
