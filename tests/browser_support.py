@@ -135,3 +135,17 @@ def press_play(page) -> None:
 
 def press_pause(page) -> None:
     press(page, "⏸", "▶")
+
+
+def with_env(name: str, value: str):
+    """For a module's autouse fixture (`yield from with_env(...)`): the variable is set before the module's server
+    starts, so the server inherits it, and restored after the module."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before

@@ -5,6 +5,7 @@ import time
 
 import pytest
 import torch
+from pg_support import postgres_server  # noqa: F401  (the storage tests' store_url below)
 
 torch.set_num_threads(1)  # tiny ops: threads cost more than they give, and CI has 2 cores
 
@@ -70,3 +71,13 @@ def dense_greedy(model, prompt_ids: list[int], max_tokens: int, eos_ids=()) -> l
 
 # The browser tests' fixtures (the lab on a free port, Debian's chromium), for every test module that asks.
 from browser_support import browser, server  # noqa: E402, F401
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.server)])
+def store_url(request, tmp_path):
+    """A database URL for a storage test: once SQLite (a temporary file), once the real PostgreSQL of pg_support."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'lab.db'}"
+    from pg_support import fresh_database
+
+    return fresh_database(request.getfixturevalue("postgres_server"))

@@ -76,3 +76,4 @@ def fresh_database(base_url: str) -> str:
                          autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")  # a generated identifier, no user input
     return f"{base_url}/{name}"
+

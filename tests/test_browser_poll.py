@@ -3,14 +3,13 @@ answer from their own browsers, the instructor's histogram fills in, and "close 
 value on all three screens. Then the class view, with the class's aggregates.
 
 Screenshots: tests/artifacts/poll-*.png and class-view-*.png (zh and en; 1440x900 and 1280x720)."""
-import os
 import re
 import time
 import uuid
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, with_env
 
 from classroom import get_store
 from lessons import load_quiz
@@ -27,13 +26,7 @@ MOMENT = "online-uniform"  # a numeric prediction, and a short run
 @pytest.fixture(scope="module", autouse=True)
 def instructor_passcode():
     """Set before the module's server starts (autouse fixtures come first): the server inherits it."""
-    before = os.environ.get("SERVING_LAB_PASSCODE")
-    os.environ["SERVING_LAB_PASSCODE"] = PASSCODE
-    yield
-    if before is None:
-        del os.environ["SERVING_LAB_PASSCODE"]
-    else:
-        os.environ["SERVING_LAB_PASSCODE"] = before
+    yield from with_env("SERVING_LAB_PASSCODE", PASSCODE)
 
 
 def text_of(page, selector: str) -> str:

@@ -2,14 +2,13 @@
 Task 2 (hard requests) with evidence the lab checks against real runs, self-assesses the three explanations,
 the instructor marks them ✓ in the class view, and after a reload the student sees the marks and the task
 complete. Screenshots of each step: tests/artifacts/review-*.png."""
-import os
 import re
 import time
 import uuid
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, with_env
 
 from classroom import get_store
 from lessons import load_tasks
@@ -33,13 +32,7 @@ WHY = {"en": ["With half the blocks, chats wait for memory to free up before the
 @pytest.fixture(scope="module", autouse=True)
 def instructor_passcode():
     """Set before the module's server starts (autouse fixtures come first): the server inherits it."""
-    before = os.environ.get("SERVING_LAB_PASSCODE")
-    os.environ["SERVING_LAB_PASSCODE"] = PASSCODE
-    yield
-    if before is None:
-        del os.environ["SERVING_LAB_PASSCODE"]
-    else:
-        os.environ["SERVING_LAB_PASSCODE"] = before
+    yield from with_env("SERVING_LAB_PASSCODE", PASSCODE)
 
 
 def s(key: str, lang: str, **kw) -> str:

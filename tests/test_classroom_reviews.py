@@ -1,23 +1,15 @@
 """Explanations judged by people, stored: the student's self-assessment and the instructor's mark, on SQLite and
 a real PostgreSQL; an instructor marks only their own class; a version-1 database upgrades in place."""
 import pytest
-from pg_support import fresh_database, postgres_server  # noqa: F401
 from sqlalchemy import MetaData, Table, create_engine, inspect, select, text
 
 from classroom import StorageError, Store
 from classroom.schema import marks, metadata, self_assessments
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.server)])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'lab.db'}"
-    return fresh_database(request.getfixturevalue("postgres_server"))
-
-
 @pytest.fixture
-def store(url):
-    s = Store(url)
+def store(store_url):
+    s = Store(store_url)
     yield s
     s.close()
 
@@ -83,9 +75,9 @@ def test_start_over_clears_the_self_assessments_and_marks(store):
     assert store.self_assessments(tok) == {} and store.marks(tok) == {}
 
 
-def test_a_version_1_database_is_upgraded_in_place_keeping_every_row(url):
+def test_a_version_1_database_is_upgraded_in_place_keeping_every_row(store_url):
     """A database as version 1 left it: every table but the two new ones, version 1, a student with progress."""
-    engine = create_engine(url)
+    engine = create_engine(store_url)
     v1 = MetaData()
     for table in metadata.sorted_tables:
         if table.name not in (self_assessments.name, marks.name):
@@ -98,7 +90,7 @@ def test_a_version_1_database_is_upgraded_in_place_keeping_every_row(url):
         conn.execute(text("INSERT INTO drafts (token, task_id, field_id, text, at) "
                           "VALUES ('abcdefghijklmnopqrstuv', 't', 'why', 'kept', 2.0)"))
     assert {self_assessments.name, marks.name}.isdisjoint(inspect(engine).get_table_names())
-    s = Store(url)
+    s = Store(store_url)
     tok = "abcdefghijklmnopqrstuv"
     assert s.student(tok).name == "Old" and s.drafts(tok) == {"t": {"why": "kept"}}
     s.self_assess(tok, "t", "why", "met")

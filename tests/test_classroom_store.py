@@ -4,7 +4,6 @@ import io
 import threading
 
 import pytest
-from pg_support import fresh_database, postgres_server  # noqa: F401
 from sqlalchemy import create_engine, inspect, text
 
 from classroom import MAX_TEXT, StorageError, Store, get_store, is_token
@@ -12,16 +11,9 @@ from classroom import MAX_TEXT, StorageError, Store, get_store, is_token
 INJECTION = "'); DROP TABLE students; --"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.server)])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'lab.db'}"
-    return fresh_database(request.getfixturevalue("postgres_server"))
-
-
 @pytest.fixture
-def store(url):
-    s = Store(url)
+def store(store_url):
+    s = Store(store_url)
     yield s
     s.close()
 
@@ -87,24 +79,24 @@ def test_start_over_deletes_every_record_and_keeps_the_token(store):
     assert len(store.quiz_answers(other)) == 1 and store.milestones(other) == {"m1"}
 
 
-def test_a_database_from_a_newer_version_is_refused_with_both_versions(url):
-    Store(url).close()
-    engine = create_engine(url)
+def test_a_database_from_a_newer_version_is_refused_with_both_versions(store_url):
+    Store(store_url).close()
+    engine = create_engine(store_url)
     with engine.begin() as conn:
         conn.execute(text("UPDATE schema_meta SET version = :v"), {"v": Store.schema_version + 1})
     engine.dispose()
     with pytest.raises(StorageError) as err:
-        Store(url)
+        Store(store_url)
     assert err.value.code == "newer_schema"
     assert err.value.params == {"found": Store.schema_version + 1, "supported": Store.schema_version}
 
 
-def test_reopening_a_database_keeps_its_data_and_version(url):
-    s = Store(url)
+def test_reopening_a_database_keeps_its_data_and_version(store_url):
+    s = Store(store_url)
     tok = s.new_student("Di")
     s.record_answer(tok, "q1", "a", 1, True)
     s.close()
-    again = Store(url)
+    again = Store(store_url)
     assert again.student(tok).name == "Di" and len(again.quiz_answers(tok)) == 1
     again.close()
 
@@ -199,7 +191,7 @@ def test_oversized_and_malformed_input_is_refused_with_a_code_and_nothing_stored
     assert store.drafts(tok) == {"t1": {"f": exact}}
 
 
-def test_sql_in_a_name_an_answer_and_a_draft_is_stored_as_text_and_every_table_survives(store, url):
+def test_sql_in_a_name_an_answer_and_a_draft_is_stored_as_text_and_every_table_survives(store, store_url):
     tok = store.new_student(INJECTION, "c1")
     store.record_answer(tok, "q1", INJECTION, 1, False)
     store.save_draft(tok, "t1", "f", INJECTION)
@@ -208,7 +200,7 @@ def test_sql_in_a_name_an_answer_and_a_draft_is_stored_as_text_and_every_table_s
             store.class_quiz(code)
     assert store.student(tok).name == INJECTION
     assert store.quiz_answers(tok)[0].answer == INJECTION and store.drafts(tok) == {"t1": {"f": INJECTION}}
-    engine = create_engine(url)
+    engine = create_engine(store_url)
     assert {"students", "quiz_answers", "drafts", "schema_meta"} <= set(inspect(engine).get_table_names())
     engine.dispose()
     assert store.class_quiz("c1")["q1"]["answers"] == {INJECTION: 1}
