@@ -1,7 +1,7 @@
 """Lab: the paged KV cache. Block pool, block tables and the memory split, two layouts side by side."""
 import streamlit as st
 
-from ui.labs import experiments
+from ui.labs import bounded, experiments
 from ui.instructor import moments
 from ui.views import base, kv, results, slots
 from ui.shell.i18n import choice, t
@@ -29,12 +29,14 @@ with setup, st.form(f"{PAGE}.form", border=False):
     left = choice(c[1].selectbox, t("kv.left"), list(VARIANTS), f"{PAGE}.left", "kv.v.")
     right = choice(c[2].selectbox, t("kv.right"), list(VARIANTS), f"{PAGE}.right", "kv.v.")
     c = st.columns([1.5, 1.5, 2.2, 1.6, 1.2], vertical_alignment="bottom")
-    blocks = c[0].number_input("num_blocks", 0, 4096, key=f"{PAGE}.blocks", help=t("kv.blocks_help"))
-    block_size = c[1].number_input("block_size", 1, 256, key=f"{PAGE}.block_size")
+    blocks = bounded.number(c[0], "num_blocks", 0, 4096, key=f"{PAGE}.blocks", help=t("kv.blocks_help"))
+    block_size = bounded.number(c[1], "block_size", 1, 256, key=f"{PAGE}.block_size")
     prefix = c[2].toggle(t("kv.prefix"), key=f"{PAGE}.prefix", help="enable_prefix_caching")
     live = c[3].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
     run_clicked = c[4].form_submit_button(t("ctl.run"), type="primary")
 
+if run_clicked and bounded.refused(PAGE):
+    run_clicked = False
 if run_clicked or pending:
     if not pending:
         moments.clear(PAGE)

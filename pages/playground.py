@@ -4,7 +4,7 @@ import dataclasses
 import streamlit as st
 
 from engine import PRESETS, ConfigError, TraceError, preset, read_trace
-from ui.labs import downloads, experiments, history
+from ui.labs import bounded, downloads, experiments, history
 from ui.views import base, export, kv, results, slots
 from ui.shell.i18n import choice, engine_message, labels, t
 from ui.labs.knobs import apply_hints, engine_knobs
@@ -23,7 +23,7 @@ ss.setdefault(f"{PAGE}.source", "preset")
 source = choice(st.segmented_control, t("pg.source"), SOURCES, f"{PAGE}.source", "pg.source.", required=True)
 workload, requests, trace = None, None, None
 c = st.columns([3, 1, 1.5, 1.5])
-seed = c[1].number_input(t("ctl.seed"), 0, 9999, 0, key=f"{PAGE}.seed")
+seed = bounded.number(c[1], t("ctl.seed"), 0, 9999, value=0, key=f"{PAGE}.seed")
 if source == "preset":
     name = choice(c[0].selectbox, t("ctl.workload"), list(PRESETS), f"{PAGE}.workload", "wl.")
     scale = c[2].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 2.0, 4.0], 1.0, key=f"{PAGE}.scale")
@@ -36,8 +36,8 @@ if source == "preset":
 elif source == "custom":
     st.caption(t("pg.custom_help"))
     rows = editor(f"{PAGE}.classes")
-    prefix_tokens = c[2].number_input(t("pg.shared_prefix"), 0, 400, 0, key=f"{PAGE}.prefix_tokens")
-    temperature = c[3].number_input(t("pg.temperature"), 0.0, 2.0, 0.0, 0.1, key=f"{PAGE}.temperature")
+    prefix_tokens = bounded.number(c[2], t("pg.shared_prefix"), 0, 400, value=0, key=f"{PAGE}.prefix_tokens")
+    temperature = bounded.number(c[3], t("pg.temperature"), 0.0, 2.0, value=0.0, step=0.1, key=f"{PAGE}.temperature")
     try:
         workload = to_workload(rows, prefix_tokens, temperature)
     except ConfigError as e:
@@ -62,7 +62,8 @@ with st.expander(t("pg.knobs"), expanded=source != "trace"):
 c = st.columns([1.2, 1.6, 6], vertical_alignment="bottom")
 live = c[0].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
 replay = trace is not None and bool(trace.snapshots) and c[1].toggle(t("pg.replay_frames"), True, key=f"{PAGE}.replay")
-if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None):
+if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None) \
+        and not bounded.refused(PAGE):
     label = f"#{len(history.rows(PAGE)) + 1}"
     if trace is not None and replay:
         made = experiments.replay(PAGE, trace, label)

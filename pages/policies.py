@@ -2,7 +2,7 @@
 import streamlit as st
 
 from engine import POLICIES, EngineConfig, request_metrics
-from ui.labs import experiments
+from ui.labs import bounded, experiments
 from ui.instructor import moments
 from ui.views import results, slots
 from ui.shell.i18n import choice, class_name, labels, t
@@ -25,11 +25,13 @@ with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([2.6, 5, 1.1, 1.6, 1.2, 1], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     chosen = choice(c[1].multiselect, t("pol.policies"), POLICIES, f"{PAGE}.policies", "pol.", max_selections=4)
-    seed = c[2].number_input(t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
-    aging = c[3].number_input("priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
+    seed = bounded.number(c[2], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
+    aging = bounded.number(c[3], "priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
     live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
     run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
 
+if run_clicked and bounded.refused(PAGE):
+    run_clicked = False
 if run_clicked or pending:
     if not pending:
         moments.clear(PAGE)

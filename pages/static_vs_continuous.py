@@ -1,7 +1,7 @@
 """Lab: one workload into the static and the continuous batcher, side by side on the same step axis."""
 import streamlit as st
 
-from ui.labs import experiments
+from ui.labs import bounded, experiments
 from ui.instructor import moments
 from ui.views import results, slots
 from ui.shell.i18n import choice, t
@@ -20,12 +20,14 @@ if pending:
 with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 1.2, 1.5, 1.5, 1.2, 1.2], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
-    seed = c[1].number_input(t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
-    num_seqs = c[2].number_input("max_num_seqs", 0, 64, key=f"{PAGE}.slots")
+    seed = bounded.number(c[1], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
+    num_seqs = bounded.number(c[2], "max_num_seqs", 0, 64, key=f"{PAGE}.slots")
     scale = c[3].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 1.5], key=f"{PAGE}.scale")
     live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
     run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
 
+if run_clicked and bounded.refused(PAGE):
+    run_clicked = False
 if run_clicked or pending:
     if not pending:
         moments.clear(PAGE)

@@ -135,3 +135,25 @@ def test_lecture_moment_sets_up_and_runs_its_experiment():
     assert any("Lecture moment: Contiguous vs paged" in i.value for i in at.info)
     assert frame_counter(at)[1] > 100
     assert any(b.label.startswith("Jump to the first refusal") for b in at.button)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("page,key,value,name", [
+    ("pages/playground.py", "playground.max_num_seqs", 999_999, "max_num_seqs"),
+    ("pages/playground.py", "playground.block_size", -5, "block_size"),
+    ("pages/static_vs_continuous.py", "static-vs-continuous.slots", 999_999, "max_num_seqs"),
+    ("pages/policies.py", "policies.aging", 0, "priority_aging_steps"),
+    ("pages/paged_kv.py", "paged-kv.blocks", 100_000, "num_blocks"),
+])
+def test_a_number_outside_its_range_is_refused_at_run_and_nothing_runs(page, key, value, name, lang):
+    """The number box keeps what was typed (no silent fall back to the previous value); Run says the range."""
+    at = app(lang, page)
+    prefix = page.split("/")[1][:-3].replace("_", "-")
+    before = at.session_state[f"{prefix}.runs"] if f"{prefix}.runs" in at.session_state else None
+    at.number_input(key=key).set_value(value)  # typed, then Run (in a form, Run sends what was typed)
+    next(b for b in at.button if b.label == RUN[lang]).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = " ".join(e.value for e in at.error)
+    assert name in errors and str(value) in errors and ("范围" in errors if lang == "zh" else "range" in errors)
+    assert at.number_input(key=key).value == value  # what was typed stays
+    assert (at.session_state[f"{prefix}.runs"] if f"{prefix}.runs" in at.session_state else None) == before

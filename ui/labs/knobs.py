@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
+from ui.labs import bounded
 from ui.shell.i18n import t
 
 KNOBS = ("batcher", "policy", "kv_layout", "preemption_mode", "block_size", "num_blocks", "max_num_seqs",
@@ -42,21 +43,21 @@ def engine_knobs(prefix: str) -> dict:
     c[2].selectbox("kv_layout", KV_LAYOUTS, key=k("kv_layout"))
     c[3].selectbox("preemption_mode", PREEMPTION_MODES, key=k("preemption_mode"))
     c = st.columns(4)
-    c[0].number_input("max_num_seqs", 0, 256, key=k("max_num_seqs"), help=t("knob.max_num_seqs"))
-    c[1].number_input("max_num_batched_tokens", 0, 8192, key=k("max_num_batched_tokens"), help=t("knob.budget"))
-    c[2].number_input("block_size", 0, 256, key=k("block_size"))
-    c[3].number_input("num_blocks", 0, 8192, value=None, key=k("num_blocks"), help=t("knob.num_blocks"))
+    bounded.number(c[0], "max_num_seqs", 0, 256, key=k("max_num_seqs"), help=t("knob.max_num_seqs"))
+    bounded.number(c[1], "max_num_batched_tokens", 0, 8192, key=k("max_num_batched_tokens"), help=t("knob.budget"))
+    bounded.number(c[2], "block_size", 0, 256, key=k("block_size"))
+    bounded.number(c[3], "num_blocks", 0, 8192, value=None, key=k("num_blocks"), help=t("knob.num_blocks"))
     c = st.columns(4)
-    c[0].number_input("max_model_len", 1, 8192, value=None, key=k("max_model_len"))
-    c[1].number_input("long_prefill_token_threshold", 0, 8192, key=k("long_prefill_token_threshold"),
+    bounded.number(c[0], "max_model_len", 1, 8192, value=None, key=k("max_model_len"))
+    bounded.number(c[1], "long_prefill_token_threshold", 0, 8192, key=k("long_prefill_token_threshold"),
                       help=t("knob.threshold"))
-    c[2].number_input("max_wait_steps", 0, 1000, key=k("max_wait_steps"), help=t("knob.max_wait"))
-    c[3].number_input("priority_aging_steps", 1, 100_000, key=k("priority_aging_steps"))
+    bounded.number(c[2], "max_wait_steps", 0, 1000, key=k("max_wait_steps"), help=t("knob.max_wait"))
+    bounded.number(c[3], "priority_aging_steps", 1, 100_000, key=k("priority_aging_steps"))
     c = st.columns(4)
     c[0].toggle("enable_chunked_prefill", key=k("enable_chunked_prefill"))
     c[1].toggle("enable_prefix_caching", key=k("enable_prefix_caching"))
     c[2].selectbox("contiguous_reserve", ("max_tokens", "max_model_len"), key=k("contiguous_reserve"))
-    c[3].number_input("num_swap_blocks", 0, 8192, value=None, key=k("num_swap_blocks"), help=t("knob.swap"))
+    bounded.number(c[3], "num_swap_blocks", 0, 8192, value=None, key=k("num_swap_blocks"), help=t("knob.swap"))
     st.selectbox("attention_backend", BACKENDS, key=k("attention_backend"), help=t("knob.backend"))
     auto = ("num_blocks", "num_swap_blocks")
     return {name: (ss[k(name)] or None) if name in auto else ss[k(name)] for name in DEFAULTS}
