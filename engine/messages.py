@@ -55,7 +55,7 @@ MESSAGES: dict[str, str] = {
     "trace.no_file": "no trace file at {path}",
     "trace.too_big": "the trace is {mb:.0f} MB; the limit is {limit_mib} MiB",
     "trace.not_utf8": "the trace is not UTF-8 text (byte {byte})",
-    "trace.bad_json": "line {line}: not valid JSON ({detail})",
+    "trace.bad_json": "line {line}, column {column}: not valid JSON",
     "trace.not_object": "line {line}: expected a JSON object, got {type}",
     "trace.second_header": "line {line}: a second header",
     "trace.version": "line {line}: unsupported trace version {version!r} (expected {expected})",

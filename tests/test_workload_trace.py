@@ -80,7 +80,7 @@ def good_lines():
 
 
 @pytest.mark.parametrize("mutate,message", [
-    (lambda ls: ls[:1] + ["{not json"], "line 2: not valid JSON"),
+    (lambda ls: ls[:1] + ["{not json"], "line 2, column 2: not valid JSON"),
     (lambda ls: ls[:1] + ["[1, 2]"], "line 2: expected a JSON object"),
     (lambda ls: ls[1:], "no header"),
     (lambda ls: ls + [ls[1]], "line 3: request id 'a' appears twice"),

@@ -99,7 +99,7 @@ def read_trace(source: str | Path | bytes) -> Trace:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            raise TraceError("trace.bad_json", line=lineno, detail=e.msg) from None
+            raise TraceError("trace.bad_json", line=lineno, column=e.colno) from None  # not e.msg: English
         if not isinstance(obj, dict):
             raise TraceError("trace.not_object", line=lineno, type=type(obj).__name__)
         kind = obj.get("kind")
