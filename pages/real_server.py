@@ -1,7 +1,7 @@
 """Lab: a real server. Load the lab's own HTTP server (or a vLLM / SGLang one) and watch its gauges."""
 import streamlit as st
 
-from ui.instructor import moments
+from ui.instructor import access, moments, passcode
 from ui.labs import server_panels
 from ui.labs import models
 
@@ -12,8 +12,12 @@ pending, _ = moments.page_header(PAGE, "rs", {"workload": "chat-and-reports", "p
                                               "inprocess": True})
 if pending and pending.workload:
     ss[f"{PAGE}.workload"] = pending.workload
-info = server_panels.server_panel(PAGE)
-run, sweep = server_panels.load_panel(PAGE)
+# in a class (a passcode is set) the server is the instructor's: students watch, and load nothing
+control = passcode.configured() is None or access.unlocked()
+info = server_panels.server_panel(PAGE, control)
+run, sweep = server_panels.load_panel(PAGE, control)
+if pending and not control:
+    pending = None
 if pending and info is None:  # a lecture moment brings its own server, then runs
     server_panels.start_lab_server(models.chosen())
     ss.pop(f"{PAGE}.url")

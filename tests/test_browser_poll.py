@@ -162,3 +162,39 @@ def test_a_live_poll_reaches_two_students_and_reveals_the_measured_value_on_all_
 def load_moment_question(lang: str) -> str:
     from lessons import load_moments
     return load_moments()[MOMENT].predict[lang]
+
+
+def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_lock_ends_it(browser, server):
+    """The passcode opens a browser session (a cookie the server signs with the passcode), not the URL: a reload
+    and a deep link into a lab page keep the class and "Open the poll"; Lock ends it; another browser has none."""
+    code = f"reload-{uuid.uuid4().hex[:6]}"
+    page = new_page(browser, "en", 1440, 900)
+    unlock(page, server, "en", code)
+    page.reload()
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    assert page.locator(".st-key-class-view-class-widget input").input_value() == code
+    assert not page.locator('input[type="password"]').count()
+    page.goto(f"{server}/static-vs-continuous?lang=en&instructor=1")  # a deep link, a new session
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    page.locator("[class*='moment-btn-online-uniform'] button").first.click()
+    page.get_by_role("button", name=s_open(code)).first.wait_for(timeout=60_000)
+    page.screenshot(path=str(ARTIFACTS / "poll-after-deep-link-en.png"))
+    stranger = new_page(browser, "en", 1440, 900)  # another browser: the passcode form, nothing else
+    stranger.goto(f"{server}/class?instructor=1&lang=en")
+    stranger.wait_for_selector('input[type="password"]', timeout=60_000)
+    stranger.close()
+    page.goto(f"{server}/class?instructor=1&lang=en")
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    page.locator('[data-testid="stMain"] button').filter(has_text=STRINGS["cv.lock"]["en"]).click()
+    page.wait_for_selector('input[type="password"]', timeout=30_000)
+    page.reload()
+    page.wait_for_selector('input[type="password"]', timeout=60_000)  # locked stays locked
+    assert_no_errors(page)
+    page.close()
+
+
+def s_open(code: str) -> str:
+    return STRINGS["poll.open"]["en"].format(code=code)

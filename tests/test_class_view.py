@@ -210,3 +210,14 @@ def test_the_instructor_marks_an_explanation_and_the_mark_is_stored_on_the_text_
     assert (mark.mark, mark.comment, mark.text) == ("needs_work", "Say what stays the same.",
                                                     "Blocks on demand through a block table.")
     assert db.marks(bob) == {}
+
+
+def test_an_explanation_shows_as_the_student_typed_it_not_as_markdown(configured, klass):
+    zelda = klass["tokens"][0]
+    get_store().save_draft(zelda, "paged-attention-purpose", "answer",
+                           "p95 ≤ $5 and $6 *per* chat\n![x](http://example.invalid/x.png)")
+    at = enter(class_view(), PASSCODE)
+    at.text_input(key="class-view.class.widget").input(klass["code"]).run()
+    quoted = next(m.value for m in at.markdown if m.value.startswith("> p95"))
+    # no formula, no emphasis, no image: every sign escaped
+    assert quoted == "> p95 ≤ \\$5 and \\$6 \\*per\\* chat\n> \\!\\[x\\](http://example.invalid/x.png)"

@@ -100,3 +100,25 @@ def test_a_version_1_database_is_upgraded_in_place_keeping_every_row(store_url):
         meta = Table("schema_meta", MetaData(), autoload_with=conn)
         assert conn.execute(select(meta.c.version)).scalar() == Store.schema_version == 2
     engine.dispose()
+
+
+def test_the_class_list_gives_each_student_their_own_texts_assessments_and_marks_and_no_one_elses(store):
+    a, b, c = (store.new_student(n, "room") for n in ("A", "B", "C"))
+    elsewhere = store.new_student("X", "other")
+    for tok, words in ((a, "a wrote"), (b, "b wrote"), (elsewhere, "x wrote")):
+        store.save_draft(tok, "t", "why", words)
+        store.self_assess(tok, "t", "why", "partly")
+    store.save_draft(a, "t2", "goal", "a's goal")
+    store.self_assess(a, "t2", "goal", "met")
+    store.mark("room", b, "t", "why", "needs_work", "say who waits")
+    store.mark("other", elsewhere, "t", "why", "ok")
+    listed = store.class_explanations("room")
+    assert [(s["n"], s["name"]) for s in listed] == [(1, "A"), (2, "B"), (3, "C")]
+    assert [s["texts"] for s in listed] == [{"t": {"why": "a wrote"}, "t2": {"goal": "a's goal"}},
+                                            {"t": {"why": "b wrote"}}, {}]
+    assert [s["self"] for s in listed] == [{"t": {"why": "partly"}, "t2": {"goal": "met"}},
+                                           {"t": {"why": "partly"}}, {}]
+    assert [{k: {f: (m.mark, m.comment, m.text) for f, m in v.items()} for k, v in s["marks"].items()}
+            for s in listed] == [{}, {"t": {"why": ("needs_work", "say who waits", "b wrote")}}, {}]
+    assert [s["token"] for s in listed] == [a, b, c] and elsewhere not in repr(listed)
+    assert store.class_explanations("empty-room") == []

@@ -15,7 +15,7 @@ def test_percentiles_interpolate_linearly():
     assert percentile([], 50) is None
     d = distribution([3, None, 1, 2])
     assert d == {"n": 3, "mean": 2, "p50": 2, "p90": pytest.approx(2.8), "p95": pytest.approx(2.9),
-                 "p99": pytest.approx(2.98)}
+                 "p99": pytest.approx(2.98), "max": 3}
 
 
 def test_jain_index():

@@ -115,3 +115,25 @@ def test_the_lecture_moment_brings_its_own_server_and_runs_the_load():
     assert at.session_state[f"{PAGE}.result"]["server"]["completed"] == 4
     button(at, "stop").click().run()
     assert not at.exception
+
+
+def test_in_a_class_a_student_cannot_start_stop_load_or_repoint_the_server(monkeypatch, tmp_path):
+    """With a passcode set (a class), a session without it sees every control disabled, the address read-only
+    and not its own: the lab's machine fetches no URL a student typed. The instructor's session can start."""
+    from ui.instructor import passcode
+
+    monkeypatch.setattr(passcode, "SECRETS", tmp_path / "secrets.toml")
+    monkeypatch.setenv(passcode.ENV, "room key")
+    student = page("en", url="http://127.0.0.1:9/anything-a-student-types")
+    assert all(button(student, k).disabled for k in ("start", "stop", "run", "sweep"))
+    box = next(w for w in student.text_input if w.key == f"{PAGE}.url")
+    assert box.disabled and "anything-a-student-types" not in box.value
+    assert STRINGS["rs.instructor_only"]["en"] in [i.value for i in student.info]
+    assert not any("anything-a-student-types" in w.value for w in student.warning)
+
+    instructor = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    instructor.session_state["lang"] = "en"
+    instructor.session_state["instructor.unlocked"] = True
+    instructor.run()
+    instructor.switch_page("pages/real_server.py").run()
+    assert not button(instructor, "start").disabled and not button(instructor, "run").disabled

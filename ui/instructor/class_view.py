@@ -7,14 +7,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 
 import streamlit as st
 
 from classroom import StorageError
 from lessons import load_moments, load_quiz, load_tasks
-from ui.instructor import moments, passcode
+from ui.instructor import access, moments, passcode
 from ui.instructor.poll import histogram_labels, summary_line
-from ui.instructor.access import CLASS, UNLOCKED, message
+from ui.instructor.access import CLASS, message
 from ui.shell.i18n import lang, t
 from viz.classroom import answer_bars, criteria_bars, prediction_histogram
 
@@ -29,14 +30,16 @@ def passcode_form() -> None:
         go = st.form_submit_button(t("cv.unlock"), type="primary")
     if go:
         if passcode.matches(given):
-            ss[UNLOCKED] = True
+            access.grant()
             ss.pop(f"{PAGE}.passcode", None)
+            time.sleep(0.3)  # let the browser take the cookie before the rerun replaces the element that sets it
             st.rerun()
         st.error(t("cv.wrong"), icon="🔒")
 
 
 def _copy_class() -> None:
     ss[CLASS] = (ss.get(f"{PAGE}.class.widget") or "").strip()
+    ss[f"{PAGE}.remember"] = True  # the cookie follows the class (written in the page, not in this callback)
 
 
 def controls() -> tuple[str, bool]:
@@ -45,8 +48,11 @@ def controls() -> tuple[str, bool]:
     c[0].text_input(t("cv.class_code"), key=f"{PAGE}.class.widget", help=t("cv.class_help"), on_change=_copy_class,
                     max_chars=40)
     show_names = c[1].checkbox(t("cv.show_names"), key=f"{PAGE}.names", help=t("cv.show_names_help"))
+    if ss.pop(f"{PAGE}.remember", False):
+        access.remember()
     if c[2].button(t("cv.lock"), key=f"{PAGE}.lock"):
-        ss.pop(UNLOCKED, None)
+        access.revoke()
+        time.sleep(0.3)
         st.rerun()
     return ss.get(CLASS, ""), show_names
 

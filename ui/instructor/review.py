@@ -3,15 +3,19 @@ the current mark, and a form to mark it ✓ or "needs work" with a comment. Outs
 that redraws itself every few seconds would take a half-typed comment away."""
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from classroom import StorageError
+from classroom.reviews import MAX_COMMENT
 from lessons import load_tasks
 from ui.instructor.access import message
 from ui.shell.i18n import lang, t
 
 PAGE = "class-view"
 MARKS = ("ok", "needs_work")
+_MARKUP = re.compile(r"([\\`*_\[\]<>#$~|!])")  # what Markdown (and Streamlit's $math$, :color[...]) would act on
 
 
 def _who(student: dict, show_names: bool) -> str:
@@ -48,6 +52,11 @@ def _current_mark(student: dict, task_id: str, field_id: str):
     return mark if mark is not None and mark.text == text else None
 
 
+def _quoted(text: str) -> str:
+    """The student's text as typed, quoted: "$5 and $6" is no formula, "*" no emphasis, ![..](..) no image."""
+    return "\n".join("> " + _MARKUP.sub(r"\\\1", line) for line in text.splitlines())
+
+
 def _one(db, code: str, task, f, student: dict, show_names: bool) -> None:
     text = (student["texts"].get(task.id, {}).get(f.id) or "").strip()
     who = _who(student, show_names)
@@ -59,7 +68,7 @@ def _one(db, code: str, task, f, student: dict, show_names: bool) -> None:
     with st.container(border=True, key=f"review-{task.id}-{f.id}-{student['n']}"):
         status = t(f"review.mark.{mark.mark}") if mark else t("review.earlier") if earlier else t("review.unmarked")
         st.markdown(f"**{who}** · {t('review.self', value=t(f'ex.sa.{assessed}') if assessed else '—')} · {status}")
-        st.markdown("\n".join(f"> {line}" for line in text.splitlines()))
+        st.markdown(_quoted(text))
         key = f"{PAGE}.review.{task.id}.{f.id}.{student['n']}"
         with st.form(key, border=False):
             names = {m: t(f"review.mark.{m}") for m in MARKS}
@@ -67,7 +76,7 @@ def _one(db, code: str, task, f, student: dict, show_names: bool) -> None:
             chosen = c[0].radio(t("review.mark"), MARKS, format_func=names.get, horizontal=True, key=f"{key}.mark",
                                 index=MARKS.index(mark.mark) if mark else None)
             comment = c[1].text_input(t("review.comment"), value=mark.comment if mark else "", key=f"{key}.comment",
-                                      max_chars=500)
+                                      max_chars=MAX_COMMENT)
             saved = c[2].form_submit_button(t("review.save"), type="primary")
         if saved:
             if chosen is None:

@@ -3,7 +3,10 @@ the in-process run beside it, and the rate sweep. Figures come from viz/server.p
 from __future__ import annotations
 
 import asyncio
+import atexit
+import ctypes
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -43,6 +46,21 @@ def _lab_server() -> dict:
     return {"proc": None, "url": None, "model": None}
 
 
+@st.cache_resource(show_spinner=False)
+def _targets() -> dict:
+    """In a class: the server the room points at (the lab's own, or one the instructor entered). Students load
+    nothing and type no address: the lab's machine never fetches a URL a student chose."""
+    return {"url": None}
+
+
+def _die_with_the_app() -> None:
+    """In the child, before exec: Linux sends it SIGTERM when the app's process ends, however it ends."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the atexit hook below still stops it on a clean exit
+
+
 def lab_server_url() -> str | None:
     s = _lab_server()
     return s["url"] if s["proc"] is not None and s["proc"].poll() is None else None
@@ -53,9 +71,11 @@ def start_lab_server(model: str, timeout_s: float = 180.0) -> str:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--model", model, "--port", str(port),
                              "--max-num-seqs", str(MAX_NUM_SEQS)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": str(THREADS)})
+                            stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": str(THREADS)},
+                            preexec_fn=_die_with_the_app)
     url = f"http://127.0.0.1:{port}"
     _lab_server().update(proc=proc, url=url, model=model)
+    _targets()["url"] = url
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and proc.poll() is None:
         try:
@@ -95,21 +115,35 @@ def probe(url: str) -> dict:
     return {"ok": True, "model": model, "kind": kind}
 
 
+atexit.register(stop_lab_server)  # Streamlit ends on SIGTERM by stopping its loop: atexit hooks run
+
+
 # --- controls -------------------------------------------------------------------------------------
-def server_panel(page: str) -> dict | None:
-    """URL, start/stop of the lab's server, and a plain line about what the page talks to."""
+def server_panel(page: str, control: bool = True) -> dict | None:
+    """URL, start/stop of the lab's server, and a plain line about what the page talks to. Without `control`
+    (a student in a class) every control is the instructor's: the page shows the room's server, read-only."""
     ss = st.session_state
     running = lab_server_url()
+    if not control:
+        ss[f"{page}.url"] = _targets()["url"] or running or ""
     ss.setdefault(f"{page}.url", running or DEFAULT_URL)
     c = st.columns([4, 1.3, 1.3], vertical_alignment="bottom")
-    c[0].text_input(t("rs.url"), key=f"{page}.url")
-    c[1].button(t("rs.start"), key=f"{page}.start", disabled=running is not None, on_click=_start, args=(page,))
-    c[2].button(t("rs.stop"), key=f"{page}.stop", disabled=running is None, on_click=_stop, args=(page,))
+    c[0].text_input(t("rs.url"), key=f"{page}.url", disabled=not control)
+    c[1].button(t("rs.start"), key=f"{page}.start", disabled=running is not None or not control, on_click=_start,
+                args=(page,))
+    c[2].button(t("rs.stop"), key=f"{page}.stop", disabled=running is None or not control, on_click=_stop,
+                args=(page,))
+    if not control:
+        st.info(t("rs.instructor_only"), icon="🔒")
+        if not ss[f"{page}.url"]:
+            return None
     if ss.get(f"{page}.start_error"):
         st.error(ss.pop(f"{page}.start_error"))
     if running:
         st.caption(t("rs.lab_running", url=running, model=_lab_server()["model"]))
     info = probe(ss[f"{page}.url"].strip())
+    if info["ok"] and control:
+        _targets()["url"] = ss[f"{page}.url"].strip()  # the instructor's choice is the room's
     if info["ok"]:
         st.success(t("rs.talking_to", model=info["model"], kind=t(f"rs.kind.{info['kind']}")))
     else:
@@ -129,20 +163,21 @@ def _start(page: str) -> None:
 
 def _stop(page: str) -> None:
     stop_lab_server()
+    _targets()["url"] = None
     st.session_state[f"{page}.url"] = DEFAULT_URL
 
 
-def load_panel(page: str):
-    """Workload, number of prompts, rate; returns (run, sweep) button states."""
+def load_panel(page: str, control: bool = True):
+    """Workload, number of prompts, rate; returns (run, sweep) button states (never pressed without `control`)."""
     c = st.columns([2.2, 1.2, 1.2, 1.6, 1, 1.2], vertical_alignment="bottom")
     choice(c[0].selectbox, t("rs.workload"), list(PRESETS), f"{page}.workload", "wl.")
     c[1].number_input(t("rs.prompts"), 2, 128, key=f"{page}.prompts")
     c[2].number_input(t("rs.rate"), 0.0, 100.0, step=1.0, key=f"{page}.rate", help=t("rs.rate_help"))
     c[3].checkbox(t("rs.inprocess"), key=f"{page}.inprocess")
-    run = c[4].button(t("rs.run"), type="primary", key=f"{page}.run")
-    sweep = c[5].button(t("rs.sweep"), key=f"{page}.sweep", help=t("rs.sweep_help", rates=", ".join(
-        f"{r:g}" for r in SWEEP_RATES)))
-    return run, sweep
+    run = c[4].button(t("rs.run"), type="primary", key=f"{page}.run", disabled=not control)
+    rates = ", ".join(f"{r:g}" for r in SWEEP_RATES)
+    sweep = c[5].button(t("rs.sweep"), key=f"{page}.sweep", disabled=not control, help=t("rs.sweep_help", rates=rates))
+    return run and control, sweep and control
 
 
 # --- runs -------------------------------------------------------------------------------------------
