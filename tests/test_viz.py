@@ -142,3 +142,9 @@ def test_answer_and_criteria_bars_show_the_counts():
     assert list(fig.data[0].x) == [3, 1] and list(fig.data[0].marker.color)[1] == RIGHT
     fig = validated(criteria_bars({"names the cost": 2, "gives a number": 0}, 3, {"students": "n"}))
     assert list(fig.data[0].x) == [2, 0] and fig.layout.xaxis.range == (0, 3)
+
+
+def test_a_students_answer_in_a_bar_label_is_text_not_markup():
+    from viz.classroom import answer_bars
+    fig = validated(answer_bars({"<b>bold</b>": 2, "a & b": 1}, {"a & b"}, {"count": "n"}))
+    assert list(fig.data[0].y) == ["&lt;b&gt;bold&lt;/b&gt;", "a &amp; b"]

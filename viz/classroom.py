@@ -3,6 +3,7 @@ Pure: plain numbers and labels in, a plotly figure out; names and tokens never r
 from __future__ import annotations
 
 import math
+from html import escape
 
 import plotly.graph_objects as go
 
@@ -65,7 +66,9 @@ def answer_bars(counts: dict[str, int], correct: set[str], labels: dict, height:
     """One bar per answer given (how many chose it), the correct answers green. labels: count."""
     answers = list(counts)
     height = height or 60 + 28 * max(1, len(answers))
-    trace = {"type": "bar", "orientation": "h", "y": answers, "x": [counts[a] for a in answers],
+    # a student's answer is text: plotly would draw <b>..</b> in a label as bold, and an entity shows as typed
+    trace = {"type": "bar", "orientation": "h", "y": [escape(a, quote=False) for a in answers],
+             "x": [counts[a] for a in answers],
              "marker": {"color": [RIGHT if a in correct else WRONG for a in answers]},
              "hovertemplate": "%{y}: %{x}<extra></extra>"}
     return figure([trace], {"height": height, "margin": {"l": 10, "r": 10, "t": 6, "b": 30}, "showlegend": False,
