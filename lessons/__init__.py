@@ -25,7 +25,10 @@ from lessons.grading import (
     check_field,
     check_task,
     grade,
+    incomplete,
     matches,
+    measure,
+    measured_value,
     metric_value,
     parse_number,
     quiz_order,
@@ -54,7 +57,8 @@ from lessons.loader import (
 __all__ = ["LANGS", "BASE_PAGES", "LAB_PAGES", "TOPICS", "Lesson", "Moment", "Task", "TaskField", "Criterion",
            "Question", "load_lessons", "load_moments", "load_tasks", "load_quiz", "valid_pages", "run_spec",
            "metric_value", "check_task", "check_field", "TaskFeedback", "FieldFeedback", "CriterionResult",
-           "grade", "Grade", "parse_number", "shown_value", "matches", "quiz_order", "shuffled_items",
+           "grade", "Grade", "incomplete", "measure", "measured_value",
+           "parse_number", "shown_value", "matches", "quiz_order", "shuffled_items",
            "answers_to_markdown", "answers_from_markdown"]
 
 _TITLE = {"zh": "Serving Lab：练习答案", "en": "Serving Lab: worksheet answers"}

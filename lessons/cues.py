@@ -3,8 +3,10 @@
 Each strategy sees what a student sees (the question, its options in the attempt's shuffled order) and picks by
 form only: length, position, words shared with the question, absolute words, a "because" clause, or a
 classifier trained, leave one question out, on such features over the rest of the bank. Single choice is
-scored as the share of questions answered right (ties split evenly), against chance (1 / options);
-multiple-select as the share of questions whose exact set is ticked, against a random set's chance.
+scored as the share of questions answered right (ties split evenly), against chance (1 / options); each tier of
+a two-tier question (the answer, then the reason) counts as a single-choice question here, and the two_tier
+section scores both tiers right together against 1 / (options x reasons); multiple-select as the share of
+questions whose exact set is ticked, against a random set's chance.
 
     .venv/bin/python -m lessons.cues      # every strategy's score, per language
 """
@@ -110,10 +112,31 @@ SINGLE = {
 }
 
 
+TIER = "#"  # a two-tier question's tiers: `<id>#answer` and `<id>#reason`
+
+
+def tiers(q: Question) -> tuple[Question, Question]:
+    """A two-tier question's two tiers as single-choice questions: the answer, then the reason, which the student
+    picks under the question and the answer (so a reason that echoes the right answer's words shows as a cue)."""
+    base = dict(type="single", topic=q.topic, explanation="", link={}, lang=q.lang)
+    return (Question(f"{q.id}{TIER}answer", prompt=q.prompt, options=q.options, answer=q.answer, **base),
+            Question(f"{q.id}{TIER}reason", prompt=f"{q.prompt}\n{q.options[q.answer]}", options=q.reasons,
+                     answer=q.reason, **base))
+
+
+def single_items(questions: list[Question]) -> list[Question]:
+    """What single choice is scored on: the single-choice questions and both tiers of every two-tier one."""
+    return [x for q in questions for x in ((q,) if q.type == "single" else tiers(q) if q.type == "two_tier" else ())]
+
+
+def _base(q: Question) -> str:
+    return q.id.split(TIER)[0]
+
+
 def single_scores(questions: list[Question], lang: str) -> dict[str, float]:
-    """Each strategy's share of single-choice questions right (ties split, averaged over SEEDS), the
-    leave-one-out classifier's, and chance."""
-    single = [q for q in questions if q.type == "single"]
+    """Each strategy's share of single-choice questions (and two-tier tiers) right (ties split, averaged over
+    SEEDS), the leave-one-out classifier's, and chance."""
+    single = single_items(questions)
     if not single:
         return {}
     scores = {}
@@ -140,7 +163,7 @@ def _fit(rows: list[list[float]], labels: list[int]):
 def _training(questions: list[Question], lang: str, held_out: Question) -> tuple[list, list]:
     rows, labels = [], []
     for q in questions:
-        if q is held_out:
+        if _base(q) == _base(held_out):  # the whole question out, both tiers of a two-tier one
             continue
         right = {q.answer} if q.type == "single" else set(q.answer)
         for i, row in enumerate(features(q, lang)):
@@ -150,19 +173,45 @@ def _training(questions: list[Question], lang: str, held_out: Question) -> tuple
 
 
 def _choice(questions: list[Question]) -> list[Question]:
-    return [q for q in questions if q.type in ("single", "multiple")]
+    return single_items(questions) + [q for q in questions if q.type == "multiple"]
+
+
+def _classifier_hit(bank: list[Question], q: Question, lang: str) -> float:
+    """Trained on every other choice question's options (single, two-tier tiers and multiple), the classifier
+    picks the option it rates most likely right: 1 if that is right (ties split)."""
+    model = _fit(*_training(bank, lang, q))
+    p = model.predict_proba(features(q, lang))[:, 1]
+    best = [i for i in range(len(p)) if p[i] == p.max()]
+    return (q.answer in best) / len(best)
 
 
 def _classifier_single(questions: list[Question], single: list[Question], lang: str) -> float:
-    """Trained on every other choice question's options (single and multiple), it picks the option it
-    rates most likely right."""
-    bank, hits = _choice(questions), 0.0
-    for q in single:
-        model = _fit(*_training(bank, lang, q))
-        p = model.predict_proba(features(q, lang))[:, 1]
-        best = [i for i in range(len(p)) if p[i] == p.max()]
-        hits += (q.answer in best) / len(best)
-    return hits / len(single)
+    bank = _choice(questions)
+    return sum(_classifier_hit(bank, q, lang) for q in single) / len(single)
+
+
+def two_tier_scores(questions: list[Question], lang: str) -> dict[str, float]:
+    """Each strategy used on both tiers of every two-tier question: the share right on both (ties split, averaged
+    over SEEDS), the classifier's, and chance (1 / (options x reasons))."""
+    two = [q for q in questions if q.type == "two_tier"]
+    if not two:
+        return {}
+    scores = {}
+    for name, strategy in SINGLE.items():
+        total = 0.0
+        for q in two:
+            for seed in SEEDS:
+                hit = 1.0
+                for tier in tiers(q):
+                    picks = strategy(tier, lang, option_order(tier, seed))
+                    hit *= (tier.answer in picks) / len(picks)
+                total += hit
+        scores[name] = total / (len(two) * len(SEEDS))
+    bank = _choice(questions)
+    scores["classifier (leave one question out)"] = sum(
+        _classifier_hit(bank, a, lang) * _classifier_hit(bank, r, lang) for a, r in map(tiers, two)) / len(two)
+    scores["chance"] = sum(1 / (len(q.options) * len(q.reasons)) for q in two) / len(two)
+    return scores
 
 
 # --- multiple select: a strategy ticks a set -----------------------------------------------------------------
@@ -212,16 +261,17 @@ def multiple_scores(questions: list[Question], lang: str) -> dict[str, float]:
 
 
 def battery(questions: list[Question], lang: str) -> dict[str, dict[str, float]]:
-    """Every strategy's score on this bank: {"single": {...}, "multiple": {...}}."""
-    return {"single": single_scores(questions, lang), "multiple": multiple_scores(questions, lang)}
+    """Every strategy's score on this bank: {"single": {...}, "multiple": {...}, "two_tier": {...}}."""
+    return {"single": single_scores(questions, lang), "multiple": multiple_scores(questions, lang),
+            "two_tier": two_tier_scores(questions, lang)}
 
 
 def cue_figures(questions: list[Question], lang: str) -> dict:
-    """The first guard (tests/test_lessons.py), in the bank's own option order. single: share where the right
-    option is (strictly) the longest, where a 'pick the longest' student scores (ties split), and the most
-    common right position. multiple: the 'pick the longest half' strategy's exact-match rate against the
-    chance rate of picking a random set of that size."""
-    single = [q for q in questions if q.type == "single"]
+    """The first guard (tests/test_lessons.py), in the bank's own option order. single (and each two-tier tier):
+    share where the right option is (strictly) the longest, where a 'pick the longest' student scores (ties
+    split), and the most common right position. multiple: the 'pick the longest half' strategy's exact-match
+    rate against the chance rate of picking a random set of that size."""
+    single = single_items(questions)
     longest_right = longest_score = shortest_score = 0.0
     positions: dict[int, int] = {}
     for q in single:
@@ -248,15 +298,26 @@ def cue_figures(questions: list[Question], lang: str) -> dict:
 
 
 def too_good(kind: str, score: float, chance: float) -> bool:
-    """The bar a form-only strategy must stay under: chance + 10 points (single), twice chance (multiple)."""
-    return score - chance > 0.10 if kind == "single" else score >= 2 * chance
+    """The bar a form-only strategy must stay under: chance + 10 points (single choice, and both tiers of a
+    two-tier question), twice chance (multiple-select, exact set)."""
+    return score - chance > 0.10 if kind in ("single", "two_tier") else score >= 2 * chance
+
+
+def _counted(bank: list[Question], kind: str) -> str:
+    n = sum(1 for q in bank if q.type == kind)
+    if kind != "single":
+        return f"{n} questions"
+    two = sum(1 for q in bank if q.type == "two_tier")
+    return f"{n} questions + {2 * two} tiers of {two} two-tier questions"
 
 
 if __name__ == "__main__":
     for lang in LANGS:
         bank = load_quiz(lang)
         for kind, scores in battery(bank, lang).items():
+            if not scores:
+                continue
             chance = scores.pop("chance")
-            print(f"{lang} {kind} ({sum(1 for q in bank if q.type == kind)} questions), chance {chance:.0%}:")
+            print(f"{lang} {kind} ({_counted(bank, kind)}), chance {chance:.0%}:")
             for name, score in sorted(scores.items(), key=lambda kv: -kv[1]):
                 print(f"  {score:6.0%}  {name}" + ("   <-- passes by form" if too_good(kind, score, chance) else ""))

@@ -361,7 +361,8 @@ def load_quiz(lang: str) -> list[Question]:
             (d.get("misconception") not in (None,) + MISCONCEPTIONS, "misconception must be a, b or c"),
             (qtype in ("single", "multiple", "two_tier") and (n < 2 or not all(isinstance(o, str) for o in options)),
              "`options` must list at least two strings"),
-            (qtype in ("single", "two_tier") and not _is_index(answer, n), "`answer` must be an index into the options"),
+            (qtype in ("single", "two_tier") and not _is_index(answer, n),
+             "`answer` must be an index into the options"),
             (qtype == "two_tier" and (not isinstance(reasons, list) or len(reasons) < 2
                                       or not all(isinstance(o, str) for o in reasons)
                                       or not _is_index(d.get("reason"), len(reasons))),

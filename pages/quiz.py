@@ -1,9 +1,11 @@
 """Self-check quiz: one question at a time, options in the attempt's seeded order. A hint on request; a
 wrong first answer gets the hint and one more try, then the explanation and a link to the experiment
-that shows it. Numeric questions are answered from a run the student makes, and graded against it."""
+that shows it. Numeric questions are answered from the runs the student makes, and graded against them; a
+prediction is committed before its run, and has one try. An answer that cannot be graded yet (nothing picked, a
+two-tier reason missing, not a number) is refused with a message and uses no try."""
 import streamlit as st
 
-from lessons import load_quiz
+from lessons import incomplete, load_quiz
 from ui.practice import quiz
 from ui.progress import keys, quiz_state
 from ui.progress import saved as progress
@@ -28,6 +30,8 @@ c = st.columns([1.2, 1.5, 5], vertical_alignment="bottom")
 c[0].number_input(t("quiz.seed"), 0, 9999, key=keys.QUIZ_SEED, help=t("quiz.seed_help"))
 c[1].button(t("quiz.restart"), key="quiz.restart", on_click=restart)
 c[2].progress(score["answered"] / len(order), text=t("quiz.score2", total=len(order), **score))
+if score["answered"]:
+    st.caption(t("quiz.credit", credit=f"{score['credit']:g}", answered=score["answered"]))
 with st.expander(t("quiz.by_topic")):
     quiz.by_topic(questions, attempt)
 
@@ -51,8 +55,12 @@ c = st.columns([1.2, 1.2, 1.2, 1.2, 4])
 if c[0].button(t("quiz.submit_again") if retry else t("quiz.submit"), type="primary", key=f"quiz.q.{q.id}.submit",
                disabled=done):
     measured = ss[keys.QUIZ_MEASURED].get(q.id)
-    if q.type == "numeric" and measured is None:
+    unmeasured = q.type == "numeric" and measured is None and not (q.predict and answer is None)
+    problem = None if unmeasured else t("quiz.commit_first") if q.predict and answer is None else incomplete(q, answer)
+    if unmeasured:
         ss[keys.QUIZ_UNMEASURED] = q.id
+    elif problem is not None:
+        ss[keys.QUIZ_PROBLEM] = (q.id, problem)
     else:
         attempt.submit(q, answer, measured)
         progress.quiz_answer(q, answer, measured, attempt)
@@ -68,8 +76,12 @@ if c[3].button(t("quiz.next"), key="quiz.next", disabled=index + 1 >= len(order)
     st.rerun()
 if ss.pop(keys.QUIZ_UNMEASURED, None) == q.id:
     st.error(t("quiz.run_first"))
+problem = ss.pop(keys.QUIZ_PROBLEM, None)
+if problem and problem[0] == q.id:
+    st.error(problem[1])
 
 quiz.result(q, attempt)
 if score["answered"] == len(order):
     progress.milestone("quiz-finished")
     st.subheader(t("quiz.final2", total=len(order), **score))
+    st.caption(t("quiz.credit", credit=f"{score['credit']:g}", answered=score["answered"]))

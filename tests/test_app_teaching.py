@@ -6,7 +6,8 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from lessons import answers_to_markdown, load_lessons, load_quiz, load_tasks, shown_value
+from lessons import (answers_to_markdown, load_lessons, load_quiz, load_tasks, measure, measured_value, run_spec,
+                     shown_value)
 from lessons.evidence import RunSpec
 from ui.shell.i18n import STRINGS_FILE
 
@@ -122,28 +123,50 @@ def test_worksheet_export_import_round_trip():
             assert widget.value == text
 
 
-def correct_answer(at: AppTest, q):
+def correct_answer(at: AppTest, q, measured=None):
+    """The right answer; a numeric one from what the quiz's runs measured (or `measured`, for a prediction)."""
     if q.type == "single":
         return q.answer
     if q.type == "multiple":
         return list(q.answer)
+    if q.type == "two_tier":
+        return {"answer": q.answer, "reason": q.reason}
     if q.type == "ordering":
         return list(q.items)
-    measured = at.session_state["quiz.measured"][q.id]
-    return f"{shown_value(q, measured):.6g}"
+    value = measured_value(measured if measured is not None else at.session_state["quiz.measured"][q.id])
+    return value if q.compare == "max_class" else f"{shown_value(q, value):.6g}"
 
 
 def answer(at: AppTest, q, value, key: str | None = None) -> None:
     key = key or f"quiz.q.{q.id}"
-    if q.type == "single":
+    if q.type == "single" or q.compare == "max_class":
         at.radio(key=key).set_value(value)
     elif q.type == "multiple":
         for i in range(len(q.options)):
             at.checkbox(key=f"{key}.{i}").check() if i in value else at.checkbox(key=f"{key}.{i}").uncheck()
+    elif q.type == "two_tier":
+        at.radio(key=f"{key}.a").set_value(value["answer"])
+        at.radio(key=f"{key}.r").set_value(value["reason"])
     elif q.type == "ordering":
         at.multiselect(key=key).set_value(value)
     else:
         at.text_input(key=key).input(value)
+
+
+def engine_measured(q):
+    """What the quiz's Run button will measure for q, from the same runs made outside the app (the default model,
+    the moment's workload at full scale and seed): what a prediction is graded against."""
+    from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+    from engine.lab.workload import preset
+    from engine.models.loader import DEFAULT_MODEL, load_model
+
+    spec, model = run_spec(q), load_model(DEFAULT_MODEL)
+    workload = preset(spec["workload"])
+
+    def run(settings):
+        return run_requests(model, workload_requests(model, workload, spec["seed"]),
+                            engine_config_for(workload, **settings)).summary
+    return measure(q, run(spec["settings"]), run(spec["versus_settings"]) if spec["versus_settings"] else None)
 
 
 @pytest.mark.slow
@@ -157,6 +180,12 @@ def test_a_full_quiz_attempt():
     wrong_once = next(qid for qid in order if questions[qid].type == "single")
     for i, qid in enumerate(order):
         q = questions[qid]
+        if q.predict:  # committed before the run, which is disabled until then
+            run = next(b for b in at.button if b.key == f"quiz.q.{qid}.run")
+            assert run.disabled
+            answer(at, q, correct_answer(at, q, engine_measured(q)))
+            next(b for b in at.button if b.key == f"quiz.q.{qid}.commit").click().run()
+            assert at.session_state["quiz.predicted"].get(qid) is not None
         if q.type == "numeric":
             next(b for b in at.button if b.key == f"quiz.q.{qid}.run").click().run()
             assert qid in at.session_state["quiz.measured"], f"{qid}: the run did not finish"
@@ -168,17 +197,19 @@ def test_a_full_quiz_attempt():
             assert any("💡" in e.value or e.icon == "💡" for e in at.info), [e.value for e in at.info]
             assert not any(e.value == q.explanation for e in at.info)  # no answer before the second try
             answer(at, q, value, key=f"quiz.q.{qid}.2")
-        else:
+        elif not q.predict:
             answer(at, q, value)
         next(b for b in at.button if b.key == f"quiz.q.{qid}.submit").click().run()
         assert not at.exception, [e.value for e in at.exception]
         right = "Correct at the second try." if qid == wrong_once else "Correct."
-        assert any(e.value == right for e in at.success), qid
+        assert any(e.value == right for e in at.success), (qid, [c.value for c in at.caption])
         assert any(e.value == q.explanation for e in at.info)
+        if q.predict:  # the measured value shows after, beside the prediction
+            assert any(c.value.startswith("You predicted") and "measured" in c.value for c in at.caption), qid
         if i + 1 < len(order):
             next(b for b in at.button if b.key == "quiz.next").click().run()
     attempt = at.session_state["quiz.attempt"]
-    assert attempt.score() == {"first": len(order) - 1, "second": 1, "answered": len(order)}
+    assert attempt.score() == {"first": len(order) - 1, "second": 1, "answered": len(order), "credit": len(order) - 1}
     assert any(f"Right at the first try: {len(order) - 1} / {len(order)}; at the second: 1" in h.value
                for h in at.subheader)
 

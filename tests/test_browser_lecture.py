@@ -101,17 +101,25 @@ def test_language_and_instructor_mode_survive_every_click_and_reload(browser, se
 
 
 def open_see_it_happen(page) -> None:
-    """Answer single-choice questions until one shows its 'see it happen' link, then follow it."""
+    """Answer choice questions (a two-tier one: both tiers) until one shows its 'see it happen' link, then follow
+    it."""
     for _ in range(12):
         see = page.locator("[class*='st-key-quiz-q-'][class*='-link'] button")
         if see.count():
             click_and_wait(page, see)
             return
-        radios = page.locator('[data-testid="stMain"] [data-testid="stRadio"] label')
+        groups = page.locator('[data-testid="stMain"] [data-testid="stRadio"]')
         submit = page.locator("[class*='st-key-quiz-q-'][class*='-submit'] button")
-        if radios.count() and submit.count() and submit.first.is_enabled():
-            click_and_wait(page, radios)
-            click_and_wait(page, submit)
+        if groups.count() and submit.count() and submit.first.is_enabled():
+            options = [groups.nth(g).locator('[data-testid="stRadioOption"]:not([data-disabled="true"])')
+                       for g in range(groups.count())]
+            if all(o.count() for o in options):  # an option of each (an empty answer is refused, uses no try)
+                for o in options:
+                    click_and_wait(page, o)
+                click_and_wait(page, submit)
+            else:  # the question has just been answered: its link comes with the rerun under way
+                time.sleep(1)
+                wait_idle(page)
             continue
         click_and_wait(page, page.locator(".st-key-quiz-next button"))
     pytest.fail("no quiz question offered its 'see it happen' link")

@@ -53,7 +53,8 @@ def _zh_texts():
     for lesson in load_lessons("zh"):
         yield lesson.id, lesson.title + lesson.summary + lesson.body
     for q in load_quiz("zh"):
-        yield q.id, " ".join([q.prompt, q.explanation, q.hint, *q.options, *q.items])
+        yield q.id, " ".join([q.prompt, q.explanation, q.hint, *q.options, *q.items, *q.reasons,
+                              *(label for _, label in q.classes)])
     for task in load_tasks("zh"):
         yield task.id, " ".join([task.title, task.prompt] + [f.label for f in task.fields] +
                                 [x for f in task.fields for c in f.criteria for x in (c.ok, c.missing)] +

@@ -24,7 +24,7 @@ from lessons import (
     shuffled_items,
     valid_pages,
 )
-from lessons.attempt import Attempt, option_order
+from lessons.attempt import Attempt, option_order, reason_order
 from lessons.cues import cue_figures
 from lessons.loader import LAB_PAGES, TOPICS
 
@@ -222,9 +222,25 @@ def test_quiz_coverage():
     assert len(qs) >= 22 and kinds.count("numeric") >= 4 and kinds.count("ordering") >= 3
     assert kinds.count("multiple") >= 5
     assert {q.topic for q in qs} == set(TOPICS)
-    assert sum(q.self_check for q in qs) == 5  # the chapter's five self-checks
+    assert sum(q.self_check for q in qs) == 5  # the chapter's five self-checks...
+    assert all(q.type == "two_tier" for q in qs if q.self_check)  # ...each an answer, then its reason
     assert {q.misconception for q in qs} - {None} == {"a", "b", "c"}
     assert len({q.answer for q in qs if q.type == "single"}) > 1  # the right option is not always first
+    numeric = [q for q in qs if q.type == "numeric"]
+    assert all(q.predict or q.compare for q in numeric)  # none only copies one figure off a run
+    assert sum(q.predict for q in numeric) >= 2 and sum(q.compare == "ratio" and not q.predict for q in numeric) >= 2
+    assert any(q.compare == "max_class" for q in numeric)  # which class waited longest
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_multiple_select_varies_how_many_are_right(lang):
+    """1 to n-1 right per question, not always the same count, never all but two; mostly five options."""
+    multiple = [q for q in QUIZ[lang] if q.type == "multiple"]
+    counts = [len(q.answer) for q in multiple]
+    assert all(1 <= k <= len(q.options) - 1 for k, q in zip(counts, multiple))
+    assert len(set(counts)) >= 3 and {1, len(multiple[0].options) - 1} & set(counts)
+    assert len({len(q.options) - k for k, q in zip(counts, multiple)}) >= 3  # not always two wrong options
+    assert sum(len(q.options) == 5 for q in multiple) > len(multiple) / 2
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -255,9 +271,80 @@ def test_a_wrong_first_try_gets_a_second_and_the_score_keeps_them_apart():
                     (single[2].answer + 1) % len(single[2].options)) == "retry"
     assert a.submit(single[2], (single[2].answer + 1) % len(single[2].options)) == "wrong" and a.done(single[2].id)
     assert a.submit(single[2], single[2].answer) == "wrong"  # no third try
-    assert a.score() == {"first": 1, "second": 1, "answered": 3}
+    assert a.score() == {"first": 1, "second": 1, "answered": 3, "credit": 1.0}  # credit: first tries only
     numeric = next(q for q in QUIZ["en"] if q.type == "numeric")
     assert a.submit(numeric, "12") == "unmeasured" and numeric.id not in a.tries  # no run, no try used
+
+
+def test_multiple_select_is_scored_per_option_and_exactly_apart():
+    q = next(q for q in QUIZ["en"] if q.id == "batch-curve-reading")  # [0, 1, 3] of five
+    full, one_off, none_right = grade(q, [3, 1, 0]), grade(q, [0, 1]), grade(q, [2, 4])
+    assert full.correct and full.credit == 1.0
+    assert not one_off.correct and one_off.credit == pytest.approx(0.8)  # four of five options as they should be
+    assert not none_right.correct and none_right.credit == 0.0
+    assert grade(q, [0, 1, 3, 2]).credit == pytest.approx(0.8) and not grade(q, [0, 1, 3, 2]).correct
+    a = Attempt(seed=0)
+    assert a.submit(q, [0, 1]) == "retry" and a.submit(q, [0, 1, 3]) == "correct"
+    assert a.score() == {"first": 0, "second": 1, "answered": 1, "credit": 0.8}  # exact and per-option apart
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_two_tier_question_is_right_only_when_both_tiers_are(lang):
+    q = next(q for q in QUIZ[lang] if q.type == "two_tier")
+    other_a, other_r = (q.answer + 1) % len(q.options), (q.reason + 1) % len(q.reasons)
+    assert grade(q, {"answer": q.answer, "reason": q.reason}).correct
+    assert grade(q, {"answer": q.answer, "reason": q.reason}).tiers == (True, True)
+    assert grade(q, {"answer": q.answer, "reason": other_r}).tiers == (True, False)
+    assert not grade(q, {"answer": q.answer, "reason": other_r}).correct
+    assert not grade(q, {"answer": other_a, "reason": q.reason}).correct
+    assert sorted(reason_order(q, 3)) == list(range(len(q.reasons))) and reason_order(q, 3) == reason_order(q, 3)
+    a = Attempt()
+    # an unticked reason is not graded and uses no try; the message is in the question's language
+    assert a.submit(q, {"answer": q.answer, "reason": None}) == "incomplete" and q.id not in a.tries
+    said = lessons.incomplete(q, {"answer": q.answer, "reason": None})
+    assert said and (re.search(r"[\u4e00-\u9fff]", said) if lang == "zh" else "reason" in said)
+    assert lessons.incomplete(q, {"answer": None, "reason": None}) != said
+    assert a.submit(q, {"answer": q.answer, "reason": q.reason}) == "correct"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_answers_that_cannot_be_graded_yet_are_refused_with_a_message(lang):
+    qs = {q.type: q for q in QUIZ[lang] if not q.predict}
+    predict = next(q for q in QUIZ[lang] if q.predict and q.compare != "max_class")
+    which = next(q for q in QUIZ[lang] if q.compare == "max_class")
+    for q, bad in ((qs["single"], None), (qs["multiple"], []), (qs["two_tier"], {}), (qs["ordering"], ["x"]),
+                   (qs["numeric"], "many"), (predict, "about ten"), (which, "nobody"), (qs["two_tier"], "garbage")):
+        said = lessons.incomplete(q, bad)
+        assert said, (q.id, bad)
+        assert bool(re.search(r"[\u4e00-\u9fff]", said)) == (lang == "zh"), said
+        assert Attempt().submit(q, bad, 1.0) == "incomplete"
+    assert lessons.incomplete(predict, "1.5") is None and lessons.incomplete(which, which.classes[0][0]) is None
+
+
+def test_a_prediction_has_one_try_and_shows_what_was_measured():
+    q = next(q for q in QUIZ["en"] if q.id == "fcfs-support-slo-predict")
+    a = Attempt()
+    assert a.submit(q, "50", 0.0) == "wrong" and a.done(q.id)  # no second try: the run showed the answer
+    g = a.results[q.id]
+    assert "You predicted 50%" in g.message and "measured 0%" in g.message and g.expected == 0.0
+    assert Attempt().submit(q, "5", 0.0) == "correct"  # within the stated 10 points
+
+
+def test_ratio_and_longest_wait_are_graded_against_the_runs():
+    ratio = next(q for q in QUIZ["en"] if q.id == "fixed-slot-ratio")
+    run, versus = {"slot_utilisation": 0.874}, {"slot_utilisation": 0.379}
+    measured = lessons.measure(ratio, run, versus)
+    assert measured[0] == pytest.approx(0.874 / 0.379) and lessons.measured_value(measured) == measured[0]
+    assert grade(ratio, "2.3", measured).correct and not grade(ratio, "0.43", measured).correct
+    assert "0.874 ÷ 0.379" in grade(ratio, "2.3", measured).message
+    assert lessons.measure(ratio, run, {"slot_utilisation": 0}) is None and lessons.measure(ratio, None) is None
+    which = next(q for q in QUIZ["en"] if q.compare == "max_class")
+    summary = {"by_class": {"batch": {"ttft_steps": {"p50": 159.5}}, "support": {"ttft_steps": {"p50": 502.0}}}}
+    figures = lessons.measure(which, summary)
+    assert figures == {"batch": 159.5, "support": 502.0} and lessons.measured_value(figures) == "support"
+    assert grade(which, "support", figures).correct and not grade(which, "batch", figures).correct
+    assert grade(which, "batch", figures).expected == "support" and "support questions" in grade(which, "batch",
+                                                                                                     figures).message
 
 
 def test_quiz_zh_en_parity():
@@ -265,12 +352,12 @@ def test_quiz_zh_en_parity():
     assert list(zh) == list(en)
     for qid, q in en.items():
         z = zh[qid]
-        for key in ("type", "topic", "answer", "run", "metric", "tolerance", "self_check", "misconception", "link"):
+        for key in ("type", "topic", "answer", "reason", "run", "metric", "tolerance", "self_check", "misconception",
+                    "link", "predict", "compare"):
             assert getattr(z, key) == getattr(q, key), (qid, key)
         assert bool(z.hint) == bool(q.hint), qid
-        for key in ():
-            assert getattr(z, key) == getattr(q, key), (qid, key)
-        assert (len(z.options), len(z.items)) == (len(q.options), len(q.items))
+        assert [c for c, _ in z.classes] == [c for c, _ in q.classes], qid
+        assert (len(z.options), len(z.items), len(z.reasons)) == (len(q.options), len(q.items), len(q.reasons))
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -285,6 +372,9 @@ def test_every_question_has_a_right_answer_and_explanation(lang):
         elif q.type == "multiple":
             assert all(0 <= i < len(q.options) for i in q.answer)
             assert grade(q, list(reversed(q.answer))).correct and not grade(q, list(q.answer)[:-1]).correct
+        elif q.type == "two_tier":
+            assert grade(q, {"answer": q.answer, "reason": q.reason}).correct
+            assert not grade(q, {"answer": q.answer, "reason": (q.reason + 1) % len(q.reasons)}).correct
         elif q.type == "ordering":
             assert grade(q, list(q.items)).correct and not grade(q, shuffled_items(q, 0)).correct
         assert not grade(q, None).correct
@@ -333,20 +423,35 @@ def live_runs():
 
 @pytest.mark.slow
 def test_numeric_questions_grade_against_a_real_run(live_runs):
+    """Each numeric question against real runs: its own run's figure, the ratio of its two runs, or the class that
+    waited longest; right within the stated tolerance, wrong outside it, ungraded without the runs."""
     for lang in LANGS:
         for q in (q for q in QUIZ[lang] if q.type == "numeric"):
             spec = run_spec(q)
             assert spec["workload"] == MOMENTS[q.run["moment"]].workload
-            measured = metric_value(live_runs(q.run["moment"], **q.run["settings"]), q.metric)
-            assert measured is not None and math.isfinite(measured), q.id
-            shown = shown_value(q, measured)  # what the page displays and the student types
+            run = live_runs(q.run["moment"], **q.run["settings"])
+            versus = live_runs(q.run["moment"], **q.run["versus"]) if q.run["versus"] else None
+            measured = lessons.measure(q, run, versus)
+            assert measured is not None, q.id
+            unmeasured = grade(q, "1", None)
+            assert not unmeasured.correct and unmeasured.message and unmeasured.expected is None
+            if q.compare == "max_class":
+                top = lessons.measured_value(measured)
+                assert set(measured) == set(run["by_class"]) and top in dict(q.classes), q.id
+                assert grade(q, top, measured).correct
+                assert not grade(q, next(c for c, _ in q.classes if c != top), measured).correct
+                continue
+            value = lessons.measured_value(measured)
+            assert math.isfinite(value), q.id
+            if q.compare == "ratio":
+                assert value == pytest.approx(metric_value(run, q.metric) / metric_value(versus, q.metric))
+            shown = shown_value(q, value)  # what the page displays and the student types
             assert grade(q, shown, measured).correct and grade(q, f"{shown:.6f}", measured).correct
             if q.unit == "%":
-                assert 0 <= measured <= 1 and grade(q, f"{shown:.2f}%", measured).correct
+                assert 0 <= value <= 1 and grade(q, f"{shown:.2f}%", measured).correct
             off = shown * (1 + 3 * q.tolerance.get("rel", 0)) + 3 * q.tolerance.get("abs", 0) + 1e-6
             result = grade(q, off, measured)
             assert not result.correct and result.expected == shown and result.message
-            assert not grade(q, shown, None).correct and grade(q, shown, None).message
 
 
 @pytest.mark.slow
@@ -368,6 +473,14 @@ def test_claims_the_content_makes_hold(live_runs):
     assert chat_ttft == sorted(chat_ttft) and len(set(chat_ttft)) == 3  # the cache-ceiling-order question
     assert paged["kv_waste_share"] < 0.1 < contiguous["kv_waste_share"]
     assert paged["max_concurrent"] > contiguous["max_concurrent"]
+    # the numeric questions' explanations
+    assert paged["throughput_tok_per_step"] > 1.2 * contiguous["throughput_tok_per_step"]  # more running at once
+    assert holes[1] > 1.5 * holes[0]  # continuous ÷ static slot use
+    continuous = live_runs("chat-and-reports", batcher="continuous")
+    assert static["by_class"]["chat"]["ttft_steps"]["p50"] > 50 * continuous["by_class"]["chat"]["ttft_steps"]["p50"]
+    which = next(q for q in QUIZ["en"] if q.id == "fcfs-longest-wait")
+    assert lessons.measured_value(lessons.measure(which, fcfs)) == "support"  # the batch job arrived first
+    assert 0.8 < edf["throughput_tok_per_step"] / fcfs["throughput_tok_per_step"] <= 1.0  # near FCFS, a little lower
 
 
 # --- export / import ---------------------------------------------------------------------

@@ -1,10 +1,11 @@
-"""A numeric question grades against the run the student saw: open the question's experiment on its lab
-page, read the figure from the page's own results table, type it into the quiz, and it is correct.
+"""A numeric question grades against the runs the student saw: open the question's experiment on its lab
+page, read the figures from the page's own results table (both runs of a ratio, every class for "which class waited
+longest"), type the answer into the quiz (a prediction: commit it first), and it is correct.
 (Before issue 11 the page and the quiz measured different runs: 607.5 on the page, 491 in the quiz.)"""
 import pytest
 import yaml
 
-from lessons import load_quiz, run_spec
+from lessons import load_quiz, parse_number, run_spec
 from tests.test_app_teaching import page
 from ui.shell.nav import SECTIONS
 from app_support import runs_ended
@@ -23,23 +24,43 @@ COLUMNS = {"steps": STRINGS["sum.steps"]["en"], "slot_utilisation": STRINGS["sum
 NUMERIC = [q for q in load_quiz("en") if q.type == "numeric"]
 
 
-def _row_label(spec: dict) -> str:
+def _row_label(spec: dict, label: str | None = None) -> str:
     """The run's name as the page's table shows it (translated, like every run name)."""
+    label = label or spec["label"]
     if spec["page"] == "paged-kv":
-        return STRINGS[f"kv.v.{spec['label']}"]["en"]
-    return STRINGS[f"run.name.{spec['label']}"]["en"]
+        return STRINGS[f"kv.v.{label}"]["en"]
+    return STRINGS[f"run.name.{label}"]["en"]
 
 
-def _figure_on_page(at, spec: dict, metric: str) -> str:
-    column = COLUMNS[metric]
+def _figure_on_page(at, spec: dict, metric: str, label: str | None = None) -> str:
+    column = COLUMNS.get(metric) or _class_column(metric)
     run_col = STRINGS["sum.run"]["en"]
     for frame in at.dataframe:
         df = frame.value
         if column in df.columns and run_col in df.columns:
-            row = df[df[run_col] == _row_label(spec)]
+            row = df[df[run_col] == _row_label(spec, label)]
             assert len(row) == 1, (spec, list(df[run_col]))
             return str(row[column].iloc[0])
     raise AssertionError(f"no results table with {column!r} on {spec['page']}")
+
+
+def _class_column(metric: str) -> str:
+    """by_class.<cls>.ttft_steps.p50: the per-class TTFT column of the results table."""
+    cls = metric.split(".")[1]
+    return STRINGS["sum.ttft_p50_class"]["en"].format(cls=STRINGS[f"cls.{cls}"]["en"])
+
+
+def _answer_from_page(at, q, spec: dict) -> str:
+    """What a student reads off the page and types: one figure, the ratio of the two runs' figures, or the class
+    whose figure is largest."""
+    if q.compare == "max_class":
+        figures = {c: parse_number(_figure_on_page(at, spec, q.metric.replace("{cls}", c))) for c, _ in q.classes}
+        return max(figures, key=figures.get)
+    figure = _figure_on_page(at, spec, q.metric)
+    if q.compare != "ratio":
+        return figure
+    a, b = (parse_number(x.rstrip("%")) for x in (figure, _figure_on_page(at, spec, q.metric, spec["versus_label"])))
+    return f"{a / b:.4g}"
 
 
 @pytest.mark.parametrize("q", NUMERIC, ids=[q.id for q in NUMERIC])
@@ -52,12 +73,18 @@ def test_the_figure_the_lab_page_shows_is_the_one_the_quiz_accepts(q):
     next(b for b in at.button if b.label == STRINGS["pred.skip"]["en"]).click().run()
     runs_ended(at)
     assert not at.exception, [e.value for e in at.exception]
-    figure = _figure_on_page(at, spec, q.metric)
+    figure = _answer_from_page(at, q, spec)
 
     at.switch_page("pages/quiz.py").run()
     at.session_state["quiz.index"] = at.session_state["quiz.order"].index(q.id)
     at.run()
+    if q.predict:  # the watched runs count only once a prediction is committed
+        assert not any(s.value.startswith("Graded against the run you watched") for s in at.success)
+        widget = at.radio(key=f"quiz.q.{q.id}") if q.compare == "max_class" else at.text_input(key=f"quiz.q.{q.id}")
+        widget.set_value(figure).run()
+        next(b for b in at.button if b.key == f"quiz.q.{q.id}.commit").click().run()
     assert any(s.value.startswith("Graded against the run you watched") for s in at.success)
-    at.text_input(key=f"quiz.q.{q.id}").input(figure)
+    if not q.predict:
+        at.text_input(key=f"quiz.q.{q.id}").input(figure)
     next(b for b in at.button if b.key == f"quiz.q.{q.id}.submit").click().run()
     assert any(s.value == "Correct." for s in at.success), (q.id, figure, [e.value for e in at.caption])

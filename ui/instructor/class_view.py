@@ -86,20 +86,34 @@ def live(db, code: str, show_names: bool) -> None:
 
 
 def answer_label(question, answer) -> str:
-    """A stored answer as the student saw it: an option's text, several options, an order, a number."""
+    """A stored answer as the student saw it: an option's text, several options (in the bank's order, however they
+    were ticked), a two-tier answer and its reason, an order, a number or a class (a numeric answer's own part)."""
     if isinstance(answer, str) and answer[:1] in "[{":
         try:
             answer = json.loads(answer)
         except ValueError:
             pass
     options = getattr(question, "options", ()) or ()
+    kind = getattr(question, "type", None)
+    if isinstance(answer, dict) and kind == "two_tier":
+        reasons = question.reasons
+        a, r = answer.get("answer"), answer.get("reason")
+        tier = options[a] if isinstance(a, int) and 0 <= a < len(options) else str(a)
+        why = reasons[r] if isinstance(r, int) and 0 <= r < len(reasons) else str(r)
+        return f"{tier} {t('quiz.because')} {why}"
+    if isinstance(answer, dict) and "answer" in answer:  # numeric: {"answer", "measured"}
+        answer = answer["answer"]
+        if getattr(question, "compare", None) == "max_class":
+            return dict(question.classes).get(answer, str(answer))
     if isinstance(answer, bool) or answer is None:
         return str(answer)
     if isinstance(answer, int) and 0 <= answer < len(options):
         return options[answer]
     if isinstance(answer, list):
+        if kind == "multiple" and all(isinstance(a, int) and not isinstance(a, bool) for a in answer):
+            answer = sorted(set(answer))
         parts = [options[a] if isinstance(a, int) and 0 <= a < len(options) else str(a) for a in answer]
-        return " + ".join(parts) if question is not None and question.type == "multiple" else " → ".join(parts)
+        return " + ".join(parts) if kind == "multiple" else " → ".join(parts)
     if isinstance(answer, float):
         return f"{answer:.4g}"
     return str(answer)
@@ -108,6 +122,8 @@ def answer_label(question, answer) -> str:
 def _correct_labels(question) -> set[str]:
     if question is None or question.answer is None:
         return set()
+    if question.type == "two_tier":
+        return {answer_label(question, {"answer": question.answer, "reason": question.reason})}
     return {answer_label(question, question.answer if question.type == "single" else list(question.answer))}
 
 

@@ -1,16 +1,22 @@
-"""The quiz page's pieces: the score by topic, one question's answer widget (for a numeric question, the run
-that measures its figure), and the result once a question is done."""
+"""The quiz page's pieces: the score by topic, one question's answer widget (a two-tier question's two tiers; for a
+numeric question the runs that measure its figure, and for a prediction the number committed before them), and
+the result once a question is done."""
 from __future__ import annotations
 
 import streamlit as st
 
-from lessons import TOPICS, metric_value, run_spec, shuffled_items
-from lessons.attempt import Attempt, option_order
+from lessons import TOPICS, incomplete, measure, parse_number, run_spec, shuffled_items
+from lessons.attempt import Attempt, option_order, reason_order
 from ui.instructor import moments
 from ui.labs import experiments
 from ui.progress import keys
 from ui.shell import nav
 from ui.shell.i18n import t
+
+
+# a two-tier question's verdict per (answer right, reason right)
+TIER_VERDICTS = {(True, True): "quiz.tiers_both", (True, False): "quiz.tiers_answer_only",
+                 (False, True): "quiz.tiers_reason_only", (False, False): "quiz.tiers_neither"}
 
 
 def by_topic(questions: dict, attempt: Attempt) -> None:
@@ -21,16 +27,21 @@ def by_topic(questions: dict, attempt: Attempt) -> None:
                t("quiz.of"): sum(1 for q in questions.values() if q.topic == topic)} for topic in TOPICS])
 
 
-def lab_measured(q, spec: dict) -> float | None:
-    """The question's figure from the lab page's finished run of its moment and variant, if there is one."""
+def lab_measured(q, spec: dict):
+    """What the question is graded against, from the lab page's finished runs of its moment and variants (both of a
+    ratio's), if the page has them."""
     if st.session_state.get(f"{spec['page']}.moment") != spec["moment"]:
         return None
-    run = next((r for r in experiments.runs(spec["page"]) if r.label == spec["label"] and r.done), None)
-    return metric_value(run.summary(), q.metric) if run else None
+    done = {r.label: r for r in experiments.runs(spec["page"]) if r.done}
+    run = done.get(spec["label"])
+    versus = done.get(spec["versus_label"]) if spec["versus_label"] else None
+    if run is None or (spec["versus_label"] and versus is None):
+        return None
+    return measure(q, run.summary(), versus.summary() if versus is not None else None)
 
 
 def answer_widget(q, attempt: Attempt, key: str, done: bool):
-    """The student's answer to `q` as its widgets hold it now."""
+    """The student's answer to `q` as its widgets hold it now (a prediction: the one committed, or None)."""
     if q.type in ("single", "multiple"):
         shown = option_order(q, attempt.seed)
         if q.type == "single":
@@ -38,31 +49,92 @@ def answer_widget(q, attempt: Attempt, key: str, done: bool):
                             disabled=done)
         st.caption(t("quiz.pick_all"))
         return [i for i in shown if st.checkbox(q.options[i], key=f"{key}.{i}", disabled=done)]
+    if q.type == "two_tier":
+        tier = st.radio(t("quiz.tier_answer"), option_order(q, attempt.seed), format_func=q.options.__getitem__,
+                        index=None, key=f"{key}.a", disabled=done)
+        why = st.radio(t("quiz.tier_reason"), reason_order(q, attempt.seed), format_func=q.reasons.__getitem__,
+                       index=None, key=f"{key}.r", disabled=done)
+        return {"answer": tier, "reason": why}
     if q.type == "ordering":
         return st.multiselect(t("quiz.order_items"), shuffled_items(q, attempt.seed), key=key, disabled=done)
+    if q.predict:
+        return _prediction(q, key, done)
     _numeric_run(q)
-    return st.text_input(t("quiz.number", unit=q.unit), key=key, disabled=done)
+    return _figure_input(q, key, done)
 
 
-def _numeric_run(q) -> None:
-    """A numeric question is answered from a run: made here, or the one the student watched on the lab page."""
+def _figure_input(q, key: str, done: bool, label: str | None = None):
+    """A number, or for "which class" one of the question's classes."""
+    if q.compare == "max_class":
+        labels = dict(q.classes)
+        return st.radio(label or t("quiz.pick_class"), list(labels), format_func=labels.__getitem__, index=None,
+                        key=key, disabled=done, horizontal=True)
+    return st.text_input(label or t("quiz.number", unit=q.unit), key=key, disabled=done)
+
+
+def _prediction(q, key: str, done: bool):
+    """A prediction: committed first (a bad one is refused with a message, nothing counted), then the Run button."""
+    predicted = st.session_state.setdefault(keys.QUIZ_PREDICTED, {})
+    committed = predicted.get(q.id)
+    if committed is None and not done:
+        st.caption(t("quiz.predict_note"))
+        raw = _figure_input(q, key, done, t("quiz.predict_label", unit=q.unit if q.compare != "max_class" else ""))
+        if st.button(t("quiz.commit"), key=f"{key}.commit"):
+            problem = incomplete(q, raw)
+            if problem is None:
+                predicted[q.id] = raw
+                st.rerun()
+            st.error(problem)
+    elif committed is not None:
+        st.info(t("quiz.committed", value=committed_text(q, committed)))
+    _numeric_run(q, enabled=committed is not None or done)
+    return committed
+
+
+def committed_text(q, value) -> str:
+    """A committed prediction as the student entered it: a class's label, or the number with its unit."""
+    if q.compare == "max_class":
+        return dict(q.classes).get(value, str(value))
+    number = parse_number(value, percent=q.unit == "%")
+    unit = q.unit if q.unit in ("%", "×") else f" {q.unit}" if q.unit else ""
+    return f"{number:g}{unit}" if number is not None else str(value)
+
+
+def _settings_text(settings: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in settings.items()) or "—"
+
+
+def _numeric_run(q, enabled: bool = True) -> None:
+    """A numeric question is answered from its runs (two for a ratio): made here, or the ones the student watched
+    on the lab page. A prediction's runs wait until the prediction is committed."""
     measured = st.session_state[keys.QUIZ_MEASURED]
     spec = run_spec(q)
-    settings = ", ".join(f"{k}={v}" for k, v in spec["settings"].items()) or "—"
-    st.caption(t("quiz.numeric_help", moment=moments.title(spec["moment"]), settings=settings))
+    title = moments.title(spec["moment"])
+    if spec["versus_settings"] is None:
+        st.caption(t("quiz.numeric_help", moment=title, settings=_settings_text(spec["settings"])))
+    else:
+        st.caption(t("quiz.numeric_help_versus", moment=title, settings=_settings_text(spec["settings"]),
+                     versus=_settings_text(spec["versus_settings"])))
     c = st.columns([1.5, 2, 4])
-    if c[0].button(t("quiz.run"), key=f"quiz.q.{q.id}.run"):
-        summary = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"])
-        if summary is not None:
-            measured[q.id] = metric_value(summary, q.metric)
-    if c[1].button(f"🎓 {t('quiz.open_lab', moment=moments.title(spec['moment']))}", key=f"quiz.q.{q.id}.open"):
+    if c[0].button(t("quiz.run"), key=f"quiz.q.{q.id}.run", disabled=not enabled):
+        run = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"])
+        versus = (experiments.summary_of_run(spec["workload"], spec["seed"], spec["versus_settings"])
+                  if spec["versus_settings"] is not None and run is not None else None)
+        value = measure(q, run, versus)
+        if value is not None:
+            measured[q.id] = value
+    if c[1].button(f"🎓 {t('quiz.open_lab', moment=title)}", key=f"quiz.q.{q.id}.open", disabled=not enabled):
         moments.open_moment(spec["moment"])
+    if not enabled:
+        st.caption(t("quiz.commit_first"))
+        return
     seen = lab_measured(q, spec)
-    if seen is not None:  # the run the student watched on the lab page: one source for page and quiz
+    labels = ", ".join(x for x in (spec["label"], spec["versus_label"]) if x)
+    if seen is not None:  # the runs the student watched on the lab page: one source for page and quiz
         measured[q.id] = seen
-        st.success(t("quiz.from_lab", label=spec["label"]))
+        st.success(t("quiz.from_lab", label=labels))
     elif q.id in measured:
-        st.success(t("quiz.ran"))
+        st.success(t("quiz.ran_versus") if spec["versus_settings"] is not None else t("quiz.ran"))
 
 
 def result(q, attempt: Attempt) -> None:
@@ -73,6 +145,11 @@ def result(q, attempt: Attempt) -> None:
             st.success(t("quiz.right") if attempt.tries[q.id] == 1 else t("quiz.right_second"))
         else:
             st.error(t("quiz.wrong"))
+        if q.type == "multiple":
+            right = round(graded.credit * len(q.options))
+            st.caption(t("quiz.option_credit", right=right, n=len(q.options), share=f"{graded.credit:.0%}"))
+        if graded.tiers is not None:
+            st.caption(t(TIER_VERDICTS[graded.tiers]))
         if graded.message:
             st.caption(graded.message)
         if not graded.correct and graded.expected is not None:
@@ -91,6 +168,11 @@ def _expected_text(q, expected) -> str:
         return q.options[expected]
     if q.type == "multiple":
         return "; ".join(q.options[i] for i in expected)
+    if q.type == "two_tier":
+        return f"{q.options[expected['answer']]} {t('quiz.because')} {q.reasons[expected['reason']]}"
     if q.type == "ordering":
         return " → ".join(expected)
-    return expected
+    if q.compare == "max_class":
+        return dict(q.classes).get(expected, str(expected))
+    unit = q.unit if q.unit in ("%", "×") else f" {q.unit}" if q.unit else ""
+    return f"{expected:.4g}{unit}" if isinstance(expected, (int, float)) else str(expected)

@@ -52,7 +52,7 @@ def import_markdown(text: str) -> int:
         for answer in tries[:2]:
             m = answer.get("measured") if q.type == "numeric" and isinstance(answer, dict) else None
             raw_answer = answer.get("answer") if q.type == "numeric" and isinstance(answer, dict) else answer
-            if attempt.done(qid) or attempt.submit(q, raw_answer, m) == "unmeasured":
+            if attempt.done(qid) or attempt.submit(q, raw_answer, m) in ("unmeasured", "incomplete"):
                 break
             quiz_answer(q, raw_answer, m, attempt)
         n += 1

@@ -11,15 +11,15 @@ from ui.progress import keys
 
 
 def begin(questions: dict, attempt: Attempt | None = None, measured: dict | None = None,
-          at_first_unanswered: bool = False) -> Attempt:
-    """A new attempt (or a replayed one) in the session, in the attempt's seeded question order.
-    `at_first_unanswered`: show the first question not yet done."""
+          at_first_unanswered: bool = False, predicted: dict | None = None) -> Attempt:
+    """A new attempt (or a replayed one) in the session, in the attempt's seeded question order, with what its
+    runs measured and the predictions committed. `at_first_unanswered`: show the first question not yet done."""
     ss = st.session_state
     attempt = attempt or Attempt(ss.get(keys.QUIZ_SEED, 0))
     order = [q.id for q in quiz_order(list(questions.values()), attempt.seed)]
     index = next((i for i, qid in enumerate(order) if not attempt.done(qid)), 0) if at_first_unanswered else 0
     ss[keys.QUIZ_ORDER], ss[keys.QUIZ_ATTEMPT], ss[keys.QUIZ_MEASURED] = order, attempt, measured or {}
-    ss[keys.QUIZ_INDEX], ss[keys.QUIZ_HINTS] = index, set()
+    ss[keys.QUIZ_INDEX], ss[keys.QUIZ_HINTS], ss[keys.QUIZ_PREDICTED] = index, set(), predicted or {}
     return attempt
 
 

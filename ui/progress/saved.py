@@ -138,22 +138,28 @@ def _load_quiz(answers) -> None:
     """Replay the stored tries through a fresh Attempt: the grades (and their explanations) come back as given."""
     ss = st.session_state
     questions = {q.id: q for q in load_quiz(lang())}
-    attempt, measured = Attempt(ss.get(keys.QUIZ_SEED, 0)), {}
+    attempt, measured, predicted = Attempt(ss.get(keys.QUIZ_SEED, 0)), {}, {}
     for a in sorted(answers, key=lambda a: a.try_no):
         q = questions.get(a.question_id)
         if q is None:
             continue
-        raw, m = (a.answer.get("answer"), a.answer.get("measured")) if q.type == "numeric" else (a.answer, None)
+        numeric = q.type == "numeric" and isinstance(a.answer, dict)
+        raw, m = (a.answer.get("answer"), a.answer.get("measured")) if numeric else (a.answer, None)
         if m is not None:
             measured[q.id] = m
-        attempt.submit(q, raw, m)
+        if attempt.submit(q, raw, m) in ("incomplete", "unmeasured"):  # stored before the question changed
+            continue
         key = keys.quiz_widget(q.id, second_try=a.try_no > 1)
         if q.type == "multiple":
             for i in range(len(q.options)):
                 ss[f"{key}.{i}"] = i in (raw or [])
+        elif q.type == "two_tier":
+            ss[f"{key}.a"], ss[f"{key}.r"] = (raw.get("answer"), raw.get("reason")) if isinstance(raw, dict) else raw
         else:
             ss[key] = raw
-    quiz_state.begin(questions, attempt, measured, at_first_unanswered=True)
+        if q.predict:
+            predicted[q.id] = raw
+    quiz_state.begin(questions, attempt, measured, at_first_unanswered=True, predicted=predicted)
 
 
 def _prediction_value(moment, stored: float):
