@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import ctypes
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -53,13 +51,6 @@ def _targets() -> dict:
     return {"url": None}
 
 
-def _die_with_the_app() -> None:
-    """In the child, before exec: Linux sends it SIGTERM when the app's process ends, however it ends."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: the atexit hook below still stops it on a clean exit
-
 
 def lab_server_url() -> str | None:
     s = _lab_server()
@@ -71,8 +62,7 @@ def start_lab_server(model: str, timeout_s: float = 180.0) -> str:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--model", model, "--port", str(port),
                              "--max-num-seqs", str(MAX_NUM_SEQS)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": str(THREADS)},
-                            preexec_fn=_die_with_the_app)
+                            stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": str(THREADS)})
     url = f"http://127.0.0.1:{port}"
     _lab_server().update(proc=proc, url=url, model=model)
     _targets()["url"] = url
@@ -115,7 +105,9 @@ def probe(url: str) -> dict:
     return {"ok": True, "model": model, "kind": kind}
 
 
-atexit.register(stop_lab_server)  # Streamlit ends on SIGTERM by stopping its loop: atexit hooks run
+# Streamlit ends on SIGTERM by stopping its loop, so atexit hooks run. (Not PR_SET_PDEATHSIG: Linux sends it when
+# the forking *thread* ends, and a script run's thread ends long before the app.)
+atexit.register(stop_lab_server)
 
 
 # --- controls -------------------------------------------------------------------------------------
