@@ -36,6 +36,7 @@ from lessons.grading import (
     shown_value,
     shuffled_items,
 )
+from lessons.quiz_loader import load_quiz
 from lessons.loader import (
     BASE_PAGES,
     LAB_PAGES,
@@ -49,7 +50,6 @@ from lessons.loader import (
     TaskField,
     load_lessons,
     load_moments,
-    load_quiz,
     load_tasks,
     valid_pages,
 )

@@ -17,7 +17,8 @@ from itertools import combinations
 from typing import Callable
 
 from lessons.attempt import option_order
-from lessons.loader import LANGS, Question, load_quiz
+from lessons.loader import LANGS, Question
+from lessons.quiz_loader import load_quiz
 
 SEEDS = range(20)  # attempts averaged over: positions are shuffled per attempt
 ABSOLUTE = {"en": r"\b(always|never|only|every|all|none|cannot|must|any|whatever|however)\b",

@@ -1,5 +1,5 @@
 """Load and validate the teaching content, zh and en: lessons (Markdown with YAML front matter), the
-lecture moments, worksheets (tasks.yaml) and quiz (quiz.yaml). Pure Python + yaml; every
+lecture moments and worksheets (tasks.yaml); the quiz in quiz_loader.py. Pure Python + yaml; every
 problem in a content file raises ValueError naming the file and the entry."""
 from __future__ import annotations
 
@@ -18,9 +18,6 @@ BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies
               "quiz", "glossary")
 LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server")  # pages that open a moment
 TOPICS = ("batching", "fixed-batch", "continuous", "paged", "four-axes", "priorities", "decisions")
-QUESTION_TYPES = ("single", "multiple", "two_tier", "ordering", "numeric")
-COMPARES = ("ratio", "max_class")  # numeric: how the run (and its `versus` run) give the graded figure
-MISCONCEPTIONS = ("a", "b", "c")
 FIELD_KINDS = ("text", "long", "number", "choice", "runs")  # long: an explanation, judged by people
 OPTION_SOURCES = ("runs", "workloads", "changes", "effect_metrics", "classes", "policies")  # filled in by the page
 EVIDENCE = ("batching", "effects", "paging", "goal")  # lessons/evidence/checks.py
@@ -340,76 +337,3 @@ def load_tasks(lang: str) -> list[Task]:
                           _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang,
                           d.get("evidence")))
     return tasks
-
-
-def _is_index(value, n) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < n
-
-
-def load_quiz(lang: str) -> list[Question]:
-    path = ROOT / _lang(lang) / "quiz.yaml"
-    moments, pages = load_moments(), valid_pages(lang)
-    questions = []
-    for entry, d in _entries(path, "question"):
-        qtype, options, answer, items, run, tol, reasons, compare = (
-            d.get(k) for k in ("type", "options", "answer", "items", "run", "tolerance", "reasons", "compare"))
-        n = len(options) if isinstance(options, list) else 0
-        versus = run.get("versus") if isinstance(run, dict) else None
-        problems = [
-            (qtype not in QUESTION_TYPES, f"type must be one of {', '.join(QUESTION_TYPES)}"),
-            (d.get("topic") not in TOPICS, f"topic must be one of {', '.join(TOPICS)}"),
-            (d.get("misconception") not in (None,) + MISCONCEPTIONS, "misconception must be a, b or c"),
-            (qtype in ("single", "multiple", "two_tier") and (n < 2 or not all(isinstance(o, str) for o in options)),
-             "`options` must list at least two strings"),
-            (qtype in ("single", "two_tier") and not _is_index(answer, n),
-             "`answer` must be an index into the options"),
-            (qtype == "two_tier" and (not isinstance(reasons, list) or len(reasons) < 2
-                                      or not all(isinstance(o, str) for o in reasons)
-                                      or not _is_index(d.get("reason"), len(reasons))),
-             "a two-tier question needs `reasons` (at least two strings) and `reason`, an index into them"),
-            (qtype == "multiple" and (not isinstance(answer, list) or not answer or len(set(answer)) != len(answer)
-                                      or not all(_is_index(a, n) for a in answer)),
-             "`answer` must be a non-empty list of distinct indices into the options"),
-            (qtype == "ordering" and (not isinstance(items, list) or len(items) < 3 or len(set(items)) != len(items)
-                                      or not all(isinstance(x, str) for x in items)),
-             "`items` must list at least three distinct strings, in the correct order"),
-            (qtype == "numeric" and (not isinstance(run, dict) or run.get("moment") not in moments
-                                     or moments[run["moment"]].workload is None
-                                     or not isinstance(run.get("settings") or {}, dict)),
-             "`run` must be {moment: a moment of moments.yaml that runs a workload, settings: EngineConfig overrides}"),
-            (qtype == "numeric" and compare not in (None,) + COMPARES, f"compare must be one of {', '.join(COMPARES)}"),
-            (qtype == "numeric" and (compare == "ratio") != isinstance(versus, dict),
-             "a ratio (`compare: ratio`) needs `run.versus`, the other run's EngineConfig overrides, and only it does"),
-            (qtype == "numeric" and compare == "max_class" and (
-                "{cls}" not in str(d.get("metric")) or not isinstance(d.get("classes"), dict) or len(d["classes"]) < 2
-                or not all(isinstance(v, str) for v in d["classes"].values())),
-             "`compare: max_class` needs a metric with `{cls}` and `classes`: class ids mapped to labels"),
-            (qtype == "numeric" and compare != "max_class" and (
-                not isinstance(tol, dict) or not tol or bool(set(tol) - {"rel", "abs"})
-                or not all(isinstance(v, (int, float)) and v > 0 for v in tol.values())),
-             "`tolerance` must be {rel: x} and/or {abs: y} with positive numbers"),
-            (not isinstance(d.get("predict", False), bool) or (d.get("predict") and qtype != "numeric"),
-             "`predict` (true or false) is for numeric questions only")]
-        for bad, msg in problems:
-            _need(not bad, path, entry, msg)
-        kw = dict(id=d["id"], type=qtype, topic=d["topic"], prompt=_need_str(path, entry, d, "prompt"),
-                  explanation=_need_str(path, entry, d, "explanation"),
-                  link=check_link(d.get("link"), path, entry, pages, moments),
-                  self_check=bool(d.get("self_check", False)), misconception=d.get("misconception"), lang=lang,
-                  hint=d.get("hint") or "")
-        _need(isinstance(kw["hint"], str), path, entry, "`hint` must be a string")
-        if qtype in ("single", "multiple", "two_tier"):
-            kw.update(options=tuple(options), answer=answer if qtype != "multiple" else tuple(sorted(answer)))
-            if qtype == "two_tier":
-                kw.update(reasons=tuple(reasons), reason=d["reason"])
-        elif qtype == "ordering":
-            kw["items"] = tuple(items)
-        else:
-            kw.update(run={"moment": run["moment"], "settings": dict(run.get("settings") or {}),
-                           "versus": dict(versus) if isinstance(versus, dict) else None},
-                      tolerance=dict(tol) if tol else None, metric=_need_str(path, entry, d, "metric"),
-                      unit=str(d.get("unit") or "") if compare == "max_class" else _need_str(path, entry, d, "unit"),
-                      predict=bool(d.get("predict", False)), compare=compare,
-                      classes=tuple((str(k), v) for k, v in (d.get("classes") or {}).items()))
-        questions.append(Question(**kw))
-    return questions
