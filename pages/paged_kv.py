@@ -14,9 +14,9 @@ VARIANTS = {"contiguous": {"kv_layout": "contiguous"}, "paged": {"kv_layout": "p
             "paged-swap": {"kv_layout": "paged", "preemption_mode": "swap"}}
 ss = st.session_state
 
-pending, setup = moments.page_header(PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous",
-                                            "right": "paged", "prefix": False, "blocks": 0, "block_size": 16,
-                                            "live": False})
+pending, setup, notices = moments.page_header(
+    PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous", "right": "paged", "prefix": False,
+                 "blocks": 0, "block_size": 16, "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
     ss[f"{PAGE}.left"], ss[f"{PAGE}.right"] = pending.compare
@@ -35,22 +35,24 @@ with setup, st.form(f"{PAGE}.form", border=False):
     live = c[3].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
     run_clicked = c[4].form_submit_button(t("ctl.run"), type="primary")
 
-if run_clicked and bounded.refused(PAGE):
-    run_clicked = False
-if run_clicked or pending:
-    if not pending:
-        moments.clear(PAGE)
-    common = {"enable_prefix_caching": prefix, "block_size": block_size, "num_blocks": blocks or None}
-    if pending:  # the moment's other settings (max_num_seqs ...) hold for its own run
-        common |= {k: v for k, v in pending.settings.items() if k not in common}
-    experiments.start(PAGE, workload, [(v, {**common, **VARIANTS[v]}) for v in (left, right)],
-                      seed=ss[f"{PAGE}.seed"], live=live)
+with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
+    if run_clicked and bounded.refused(PAGE):
+        run_clicked = False
+    if run_clicked or pending:
+        if not pending:
+            moments.clear(PAGE)
+        common = {"enable_prefix_caching": prefix, "block_size": block_size, "num_blocks": blocks or None}
+        if pending:  # the moment's other settings (max_num_seqs ...) hold for its own run
+            common |= {k: v for k, v in pending.settings.items() if k not in common}
+        experiments.start(PAGE, workload, [(v, {**common, **VARIANTS[v]}) for v in (left, right)],
+                          seed=ss[f"{PAGE}.seed"], live=live)
 
 runs = experiments.runs(PAGE)
 if not runs:
     st.info(t("ctl.press_run"))
 else:
-    experiments.explain_rejections(runs, PAGE)
+    with notices:
+        experiments.explain_rejections(runs, PAGE)
     selected = ss.get(f"{PAGE}.selected") or None
 
     def render(frame: int) -> None:

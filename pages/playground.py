@@ -62,23 +62,28 @@ with st.expander(t("pg.knobs"), expanded=source != "trace"):
 c = st.columns([1.2, 1.6, 6], vertical_alignment="bottom")
 live = c[0].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
 replay = trace is not None and bool(trace.snapshots) and c[1].toggle(t("pg.replay_frames"), True, key=f"{PAGE}.replay")
-if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None) \
-        and not bounded.refused(PAGE):
-    label = f"#{len(history.rows(PAGE)) + 1}"
-    if trace is not None and replay:
-        made = experiments.replay(PAGE, trace, label)
-    elif trace is not None:
-        made = experiments.start_requests(PAGE, trace.requests, [(label, knobs)], live=live) if trace.requests \
-            else st.error(t("err.trace", msg=t("pg.no_requests"))) or None
-    else:
-        made = experiments.start(PAGE, workload, [(label, knobs)], seed=seed, live=live)
-    if made:
-        ss[f"{PAGE}.name"] = f"{label} · " + (trace.header.get("workload", "trace") if trace else workload.name)
+# what a Run click draws (a refusal, an error) is drawn in one rerun and not the next: in a container that is
+# always there, so the picture below keeps its place and its charts are not built anew (ui/instructor/moments.py)
+notices = st.container()
+with notices:
+    if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None) \
+            and not bounded.refused(PAGE):
+        label = f"#{len(history.rows(PAGE)) + 1}"
+        if trace is not None and replay:
+            made = experiments.replay(PAGE, trace, label)
+        elif trace is not None:
+            made = experiments.start_requests(PAGE, trace.requests, [(label, knobs)], live=live) if trace.requests \
+                else st.error(t("err.trace", msg=t("pg.no_requests"))) or None
+        else:
+            made = experiments.start(PAGE, workload, [(label, knobs)], seed=seed, live=live)
+        if made:
+            ss[f"{PAGE}.name"] = f"{label} · " + (trace.header.get("workload", "trace") if trace else workload.name)
 
 runs = experiments.runs(PAGE)
 if runs:
     run = runs[0]
-    experiments.explain_rejections(runs, PAGE)
+    with notices:
+        experiments.explain_rejections(runs, PAGE)
     cfg = run.config
     st.caption(t("pg.running_config", name=ss.get(f"{PAGE}.name", run.label), batcher=cfg.batcher, policy=cfg.policy,
                  kv=cfg.kv_layout, seqs=cfg.max_num_seqs, blocks=cfg.num_blocks, bs=cfg.block_size,

@@ -14,9 +14,9 @@ PAGE = "policies"
 WORKLOADS = ("support-bot-vs-batch", "chat-and-reports")
 ss = st.session_state
 
-pending, setup = moments.page_header(PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0,
-                                             "policies": ["fcfs", "priority", "edf"],
-                                             "aging": EngineConfig.default("priority_aging_steps"), "live": False})
+pending, setup, notices = moments.page_header(
+    PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
+                  "aging": EngineConfig.default("priority_aging_steps"), "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"], ss[f"{PAGE}.policies"] = (pending.workload, pending.seed,
                                                                           list(pending.compare))
@@ -30,22 +30,24 @@ with setup, st.form(f"{PAGE}.form", border=False):
     live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
     run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
 
-if run_clicked and bounded.refused(PAGE):
-    run_clicked = False
-if run_clicked or pending:
-    if not pending:
-        moments.clear(PAGE)
-    if len(chosen) < 2:
-        st.error(t("pol.need_two"))
-    else:
-        experiments.start(PAGE, workload, [(p, {"priority_aging_steps": aging, "policy": p}) for p in chosen],
-                          seed=seed, live=live)
+with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
+    if run_clicked and bounded.refused(PAGE):
+        run_clicked = False
+    if run_clicked or pending:
+        if not pending:
+            moments.clear(PAGE)
+        if len(chosen) < 2:
+            st.error(t("pol.need_two"))
+        else:
+            experiments.start(PAGE, workload, [(p, {"priority_aging_steps": aging, "policy": p}) for p in chosen],
+                              seed=seed, live=live)
 
 runs = experiments.runs(PAGE)
 if not runs:
     st.info(t("ctl.press_run"))
 else:
-    experiments.explain_rejections(runs, PAGE)
+    with notices:
+        experiments.explain_rejections(runs, PAGE)
 
     player(PAGE, runs, lambda frame: slots.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),
                                                         by_class=True, height=240), in_browser=True)

@@ -8,7 +8,7 @@ from ui.labs import models
 PAGE = "real-server"
 ss = st.session_state
 
-pending, _ = moments.page_header(PAGE, "rs", {"workload": "chat-and-reports", "prompts": 16, "rate": 4.0,
+pending, _, _ = moments.page_header(PAGE, "rs", {"workload": "chat-and-reports", "prompts": 16, "rate": 4.0,
                                               "inprocess": True})
 if pending and pending.workload:
     ss[f"{PAGE}.workload"] = pending.workload

@@ -11,8 +11,8 @@ PAGE = "static-vs-continuous"
 WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "online-uniform", "long-context")
 ss = st.session_state
 
-pending, setup = moments.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8, "scale": 1.0,
-                                             "live": False})
+pending, setup, notices = moments.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8,
+                                                           "scale": 1.0, "live": False})
 if pending:
     ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
     ss[f"{PAGE}.slots"] = pending.settings.get("max_num_seqs", 8)
@@ -26,19 +26,21 @@ with setup, st.form(f"{PAGE}.form", border=False):
     live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
     run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
 
-if run_clicked and bounded.refused(PAGE):
-    run_clicked = False
-if run_clicked or pending:
-    if not pending:
-        moments.clear(PAGE)
-    experiments.start(PAGE, workload, [(batcher, {"max_num_seqs": num_seqs, "batcher": batcher})
-                                       for batcher in ("static", "continuous")], seed=seed, scale=scale, live=live)
+with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
+    if run_clicked and bounded.refused(PAGE):
+        run_clicked = False
+    if run_clicked or pending:
+        if not pending:
+            moments.clear(PAGE)
+        experiments.start(PAGE, workload, [(batcher, {"max_num_seqs": num_seqs, "batcher": batcher})
+                                           for batcher in ("static", "continuous")], seed=seed, scale=scale, live=live)
 
 runs = experiments.runs(PAGE)
 if not runs:
     st.info(t("ctl.press_run"))
 else:
-    experiments.explain_rejections(runs, PAGE)
+    with notices:
+        experiments.explain_rejections(runs, PAGE)
 
     player(PAGE, runs, lambda frame: slots.side_by_side(PAGE, runs, frame, lambda run: t(f"svc.{run.label}")),
            in_browser=True)

@@ -14,7 +14,7 @@ SIZES = (1, 2, 4, 8, 16, 32, 64)
 REPS = 5  # each size measured this often; the chart shows the median and the range
 ss = st.session_state
 
-pending, setup = moments.page_header(PAGE, "wb", {"sizes": list(SIZES)})
+pending, setup, _ = moments.page_header(PAGE, "wb", {"sizes": list(SIZES)})
 if pending and pending.batch_sizes:
     ss[f"{PAGE}.sizes"] = list(pending.batch_sizes)
 

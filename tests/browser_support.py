@@ -24,13 +24,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def serve(cache_dir: Path):
+    """The lab served by `python -m ui.serve` on a free port, with its own cache (and so an empty run cache):
+    yields its URL, and stops it after."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install -y chromium)")
     port = free_port()
     # SERVING_LAB_DB (a temporary file, set by conftest.py) goes with the environment: the server stores there
-    env = {**os.environ, "SERVING_LAB_CACHE": str(tmp_path_factory.mktemp("cache"))}
+    env = {**os.environ, "SERVING_LAB_CACHE": str(cache_dir)}
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / "server.log", "w")  # the server's own output, for when a test fails
     proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
@@ -50,6 +51,11 @@ def server(tmp_path_factory):
     proc.terminate()
     proc.wait(timeout=20)
     log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    yield from serve(tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="module")

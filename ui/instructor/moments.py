@@ -36,12 +36,12 @@ def open_moment(moment_id: str) -> None:
     nav.go(all_moments()[moment_id].page)
 
 
-def take_pending(page_id: str):
+def take_pending(page_id: str, where=st):
     """The moment queued for this page, if any (taken once). A moment with a prediction question waits
-    until the prediction is made (or skipped)."""
+    until the prediction is made (or skipped); the question is drawn in `where`."""
     pid = st.session_state.get(PENDING)
     if pid and all_moments().get(pid) and all_moments()[pid].page == page_id:
-        if all_moments()[pid].predict and not _predicted(all_moments()[pid]):
+        if all_moments()[pid].predict and not _predicted(all_moments()[pid], where):
             return None
         del st.session_state[PENDING]
         progress.milestone(f"moment:{pid}")
@@ -52,11 +52,11 @@ def take_pending(page_id: str):
     return None
 
 
-def _predicted(moment) -> bool:
+def _predicted(moment, where=st) -> bool:
     """Ask for the prediction before the run: True once it is made or skipped."""
     ss, p = st.session_state, moment.predict
     room = bool(ss.get(INSTRUCTOR))
-    box = st.empty()  # the question goes away once answered
+    box = where.empty()  # the question goes away once answered
     with box.form(f"pred.{moment.id}", border=True):
         st.markdown(f"**{t('pred.room' if room else 'pred.title')}** {p[lang()]}")
         if p["kind"] == "number":
@@ -132,22 +132,28 @@ def page_header(page_id: str, prefix: str, defaults: dict):
     container) its form, folded away once there is a run to watch; and the active moment's narration.
     While a run plays, the title and the set-up are hidden, so the picture has the screen (they stay
     rendered: a widget not drawn in a run loses its value). `defaults` seed the page's widgets on a
-    first visit. Returns (the moment queued for this page, if any; the set-up container)."""
+    first visit. Returns (the moment queued for this page, if any; the set-up container; the notices
+    container, where the page draws what comes and goes: a prediction question, a refusal, a start's
+    error). Everything that is drawn in one rerun and not the next goes in a container that is always
+    there: an element more or fewer above the picture moves it to another place in the page, and the
+    browser then builds its charts anew (empty until plotly has loaded again: the picture blanked on ▶)."""
     ss = st.session_state
     header = st.container(key=f"{page_id}-header")
-    if ss.get(f"{page_id}.playing"):
-        st.html(f"<style>.st-key-{page_id}-header {{ display: none; }}</style>")
     header.title(t(f"{prefix}.title"))
     for name, value in defaults.items():
         ss.setdefault(f"{page_id}.{name}", value)
-    pending = take_pending(page_id)
+    narrated, notices = st.container(), st.container()
+    pending = take_pending(page_id, notices)
     has_runs = bool(ss.get(f"{page_id}.runs") or ss.get(f"{page_id}.rows"))
     setup = header.expander(t("ctl.setup"), expanded=not (has_runs or pending), icon="⚙️")
+    if ss.get(f"{page_id}.playing"):  # last in the header: what is above keeps its place
+        header.html(f"<style>.st-key-{page_id}-header {{ display: none; }}</style>")
     with setup:
         st.markdown(t(f"{prefix}.intro"))
         moment_buttons(page_id)
-    narration(page_id)
-    return pending, setup
+    with narrated:
+        narration(page_id)
+    return pending, setup, notices
 
 
 def sidebar_list() -> None:

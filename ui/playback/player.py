@@ -331,8 +331,10 @@ def controls(page: str, runs: list[LiveRun]) -> None:
 
 
 def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
-    """The frame counter with a progress bar, one slim line, redrawn with every frame."""
-    live, label = " …" if not all(r.done for r in runs) else "", t("player.frame")
+    """The frame counter with a progress bar, one slim line, redrawn with every frame. While the runs are still
+    computed it says so, and how far the engine has got: the total is the steps taken so far, and it grows."""
+    label = t("player.frame")
+    live = "" if all(r.done for r in runs) else t("player.computing_at", step=last + 1)
     with st.container(key=f"{page}-frame-counter"):
         if client_player.current() is None:
             st.html(_position_html(frame, last, live, label))
@@ -351,7 +353,9 @@ def _counter_frames(last: int, live: str, label: str) -> str:
 
 
 def _position_html(frame: int, last: int, live: str, label: str) -> str:
+    """`live`: what the counter says of runs still computed (empty once they have ended)."""
     share = 100 * frame / max(1, last)
+    computing = f' <span class="lab-frame-computing">{live}</span>' if live else ""
     return (f'<div class="lab-frame"><div class="lab-frame-bar"><div style="width:{share:.1f}%"></div></div>'
             f'<span class="lab-frame-label">{label}</span> '
-            f'<span class="lab-frame-value">{frame} / {last}{live}</span></div>')
+            f'<span class="lab-frame-value">{frame} / {last}{" …" if live else ""}</span>{computing}</div>')

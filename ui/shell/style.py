@@ -50,11 +50,15 @@ BASE_CSS = """
 .lab-frame { display: flex; align-items: center; gap: 0.6rem; }
 /* a refusal note drawn by the in-browser player: st.warning's colours */
 .lab-refusal { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); padding: 1rem; border-radius: 0.5rem; }
+/* a frame with no refusal: its (empty) note takes no room */
+[data-testid="stElementContainer"]:has(.lab-refusals:empty) { display: none; }
 .lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
 .lab-frame-bar > div { height: 100%; background: #1f77b4; }
 /* the player's message with the next chunk of a run still computed (ui/playback/player.py): a script, nothing to see */
 [data-testid="stElementContainer"]:has(.lab-next-chunk) { display: none !important; }
 .lab-frame-value { font-weight: 600; font-size: 1.15rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
+/* "computing… step 768": the runs are still being computed, and the total grows */
+.lab-frame-computing { color: #5f5f6b; white-space: nowrap; font-variant-numeric: tabular-nums; }
 </style>
 """
 

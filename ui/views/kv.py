@@ -42,11 +42,10 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
     frames = clock and client_player.animated(f"{key}.pool",
                                               lambda: client_player.run_frames(run, ("pool", lang()), made))
     live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), playing=client_player.playing(frames, clock))
-    if clock is None:
-        refusal_note(run, frame)
-    else:  # the note as HTML, in the colours of st.warning
-        html_view(run, frame, ("refusal", lang()), lambda i: "".join(
-            f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)), f"{key}.refusal")
+    # the notes as one HTML element in the colours of st.warning, still or playing: a count of elements that
+    # changed with the frame would move the charts below, and the browser would build them anew (blank until drawn)
+    html_view(run, frame, ("refusal", lang()), lambda i: '<div class="lab-refusals">' + "".join(
+        f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)) + "</div>", f"{key}.refusal")
     frames = clock and client_player.animated(f"{key}.split", lambda: client_player.run_frames(
         run, ("split",), lambda: split_frames(kv_rows(run)[:client_player.shown(run)])))
     live_chart(memory_split(kv_rows(run), frame, total, lab, Look(scaled(240), t("kv.split_title"))),
@@ -88,12 +87,6 @@ def refusals(run: LiveRun, frame: int) -> list[str]:
             notes.append(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
                            largest=max(free_runs(snap.block_ref_count), default=0)))
     return notes
-
-
-def refusal_note(run: LiveRun, frame: int) -> None:
-    """Explain, at the moment it happens, why the contiguous layout turned a request away."""
-    for note in refusals(run, frame):
-        st.warning(note)
 
 
 def peak_blocks(run: LiveRun) -> int:

@@ -1,0 +1,95 @@
+"""▶ pressed at once on a lecture moment whose runs are still being computed: the picture never blanks.
+
+This is the normal path in a lecture: open a moment, press ▶ straight away. Each lab page's first moment is
+opened on a server of its own language (so its runs are computed fresh, in the background), ▶ is pressed as
+soon as the first frame is drawn, and for the next 5 s the page is sampled at 5 Hz: every chart of the
+picture must be drawn in every sample (an iframe the browser builds anew is an empty box until plotly has
+loaded in it again, which is what a press of ▶ used to cause), and the player must move on.
+
+Screenshots: tests/artifacts/play-at-once-<page>-<lang>-<0.5|2|5>s.png (1280x720, a projector)."""
+import time
+
+import pytest
+import yaml
+from browser_support import ARTIFACTS, assert_no_errors, counter, new_page, serve, wait_idle
+from ui.shell.i18n import STRINGS_FILE
+
+pytestmark = pytest.mark.browser
+
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+MOMENTS = yaml.safe_load((STRINGS_FILE.parents[2] / "lessons" / "moments.yaml").read_text(encoding="utf-8"))
+LABS = ("static-vs-continuous", "paged-kv", "policies")
+SAMPLE_S, FOR_S, SHOTS = 0.2, 5.0, (0.5, 2.0, 5.0)
+
+# Every live chart in the main area: its height and whether plotly has drawn a figure in it.
+CHARTS = """() => [...document.querySelectorAll('[data-testid="stMain"] iframe[title*="live_chart"]')].map(f => {
+  const box = f.getBoundingClientRect();
+  let drawn = false;
+  try {
+    const chart = f.contentDocument && f.contentDocument.getElementById('chart');
+    drawn = !!(chart && chart.querySelector('.main-svg') && (chart.data || []).length);
+  } catch (e) {}
+  return {height: Math.round(box.height), drawn: drawn && box.height >= 100};
+})"""
+
+
+@pytest.fixture(scope="module", params=["zh", "en"])
+def server(request, tmp_path_factory):
+    """One server per language: its run cache starts empty, so every moment below is computed fresh."""
+    yield from serve(tmp_path_factory.mktemp(f"cache-{request.param}"))
+
+
+@pytest.fixture
+def lang(request) -> str:
+    return request.node.callspec.params["server"]
+
+
+def first_moment(lab: str) -> str:
+    return next(m["id"] for m in MOMENTS if m["page"] == lab)
+
+
+def drawn_charts(page) -> tuple[int, int]:
+    charts = page.evaluate(CHARTS)
+    return sum(c["drawn"] for c in charts), sum(not c["drawn"] for c in charts)
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_play_pressed_at_once_never_blanks_the_picture(browser, server, lang, lab):
+    page = new_page(browser, lang, 1280, 720)
+    page.goto(f"{server}/{lab}")
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    moment = STRINGS[f"moment.name.{first_moment(lab)}"][lang]
+    page.locator('[data-testid="stMain"] button').filter(has_text=moment).first.click()
+    skip = page.get_by_role("button", name=STRINGS["pred.skip"][lang], exact=True)
+    skip.wait_for(timeout=30_000)
+    skip.click()
+    page.wait_for_selector(f".st-key-{lab}-frame-counter .lab-frame-value", timeout=120_000)
+    page.wait_for_function(f"() => {{ const c = ({CHARTS})(); return c.length && c.every(x => x.drawn); }}",
+                           timeout=60_000)
+    assert "…" in page.locator(f".st-key-{lab}-frame-counter").first.inner_text(), \
+        "the runs had ended before ▶: the test shows nothing about a run still being computed"
+    before, _ = drawn_charts(page)
+
+    page.get_by_role("button", name="▶", exact=True).first.click()
+    pressed, blank, moving = time.monotonic(), [], None
+    shots = list(SHOTS)
+    for i in range(int(FOR_S / SAMPLE_S)):
+        at = time.monotonic() - pressed
+        drawn, undrawn = drawn_charts(page)
+        if drawn < before or undrawn:
+            blank.append(f"{at:.1f} s: {drawn} of {before} charts drawn, {undrawn} empty")
+        if moving is None and page.locator(f".st-key-{lab}-frame-counter .lab-frame-value").count() \
+                and counter(page, lab) > 0:
+            moving = at
+        if shots and at >= shots[0]:
+            page.screenshot(path=str(ARTIFACTS / f"play-at-once-{lab}-{lang}-{shots.pop(0):g}s.png"))
+        time.sleep(max(0.0, (i + 1) * SAMPLE_S - (time.monotonic() - pressed)))
+    if shots:
+        page.screenshot(path=str(ARTIFACTS / f"play-at-once-{lab}-{lang}-{shots[-1]:g}s.png"))
+    print(f"{lab} [{lang}]: ▶ → the player moving {moving if moving is None else round(moving, 1)} s")
+    assert not blank, f"{lab} [{lang}]: the picture blanked after ▶: " + "; ".join(blank)
+    assert moving is not None, f"{lab} [{lang}]: the player did not move in {FOR_S:g} s after ▶"
+    assert page.get_by_role("button", name="⏸", exact=True).count(), "▶ did not start playing"
+    assert_no_errors(page)
+    page.close()
