@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCALES, free_port  # noqa: E402
 from test_browser_play_at_once import CHARTS, LABS, first_moment  # noqa: E402
 

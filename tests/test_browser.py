@@ -11,8 +11,8 @@ pytestmark = pytest.mark.browser
 PAGES = ["", "lesson-overview", "lesson-mechanisms-myths", "why-batch", "static-vs-continuous", "paged-kv", "policies",
          "tasks", "quiz", "playground", "glossary"]  # "": home, the default page
 COUNTERS = ".st-key-static-vs-continuous-frame-counter"
-PLAYERS = {"static-vs-continuous": "🎓 Holes in a fixed batch", "paged-kv": "🎓 Contiguous vs paged",
-           "policies": "🎓 The support bot's SLA", "playground": "Run"}
+# the three lab pages play (and pause) in tests/test_browser_play_at_once.py, on their first lecture moment
+PLAYERS = {"playground": "Run"}
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
