@@ -206,3 +206,29 @@ def test_measured_values_in_a_finished_question_use_the_figure_format(lang):
     done = grade(q, "support", measure(q, {"by_class": {"batch": {"ttft_steps": {"p50": 159.5}},
                                                          "support": {"ttft_steps": {"p50": 502.25}}}}))
     assert done.correct and "160" in done.message and "502" in done.message and "502.25" not in done.message
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_lessons_and_narrations_name_moments_by_their_titles_on_the_page(lang):
+    """The lesson texts and moments.yaml name moments by id (tests/test_lessons.py checks those against each lesson's
+    experiments); the page shows each by its button's title instead."""
+    from streamlit.testing.v1 import AppTest
+
+    from lessons import load_lessons
+    from tests.test_app_teaching import lesson_script
+    from ui.shell.i18n import STRINGS_FILE
+
+    strings = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+    slugs = re.compile(r"`(" + "|".join(re.escape(m) for m in load_moments()) + r")`")
+    mark = "“{}”" if lang == "en" else "「{}」"
+    home = all_text(page("pages/home.py", lang))  # the moments' narrations, one of which names another moment
+    assert not slugs.findall(home) and mark.format(strings["moment.name.online-uniform"][lang]) in home
+    for lesson in load_lessons(lang):
+        named = set(slugs.findall(lesson.body))
+        at = AppTest.from_function(lesson_script, args=(lesson.id,), default_timeout=60)
+        at.session_state["lang"] = lang
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        shown = all_text(at)
+        assert not slugs.findall(shown), (lesson.id, slugs.findall(shown))
+        assert all(mark.format(strings[f"moment.name.{m}"][lang]) in shown for m in named), lesson.id
