@@ -206,6 +206,11 @@ def figure(value: float, unit: str = "", lang: str = "en") -> str:
         number = f"{value:.0f}" if size >= 100 else f"{value:.1f}" if size >= 1 or size == 0 else f"{value:.2f}"
     if number.startswith("-") and float(number) == 0:
         number = number[1:]
+    return with_unit(number, unit, lang)
+
+
+def with_unit(number: str, unit: str, lang: str) -> str:
+    """"2.31×", "37.9 %" ("37.9%" in Chinese), "491 steps", "2.31 倍"."""
     if unit == "×" or (unit == "%" and lang == "zh"):
         return number + unit
     return f"{number} {unit}" if unit else number
@@ -339,9 +344,7 @@ def grade(question: Question, answer, measured: float | str | None = None) -> Gr
 
 def typed(question: Question, value: float) -> str:
     """A student's own number with the question's unit, as entered (up to four significant digits, no padding)."""
-    unit = question.unit
-    return f"{value:.4g}" + (unit if unit == "×" or (unit == "%" and question.lang == "zh") else f" {unit}" if unit
-                             else "")
+    return with_unit(f"{value:.4g}", question.unit, question.lang)
 
 
 def _grade_class(q: Question, answer, measured) -> Grade:
@@ -357,8 +360,8 @@ def _grade_class(q: Question, answer, measured) -> Grade:
     if q.predict and answer in labels:
         message = _msg("predicted", q.lang, value=labels[answer]) + ("" if q.lang == "zh" else " ") + message
     ok = answer == top
-    return Grade(ok, q.explanation, top, message, credit=float(ok), retry="" if ok else _msg("other_class", q.lang,
-                                                                                           look=q.look))
+    retry = "" if ok else _msg("other_class", q.lang, look=q.look)
+    return Grade(ok, q.explanation, top, message, credit=float(ok), retry=retry)
 
 
 def longest(figures: dict[str, float]) -> str | None:

@@ -48,8 +48,9 @@ if not done:
     st.caption(quiz.tries_line(q, attempt), help=t("quiz.tries_help"))
 
 hint_shown = q.id in ss[keys.QUIZ_HINTS] or retry
-if retry:
-    st.warning(t("quiz.retry"))
+if retry:  # a numeric answer also hears which way it is off and where to look, never the figure
+    off = attempt.results[q.id].retry
+    st.warning(t("quiz.retry") + (f"\n\n{off}" if off else ""))
 if hint_shown and not done:
     st.info(f"💡 {q.hint}")
 

@@ -74,7 +74,7 @@ def _figure_input(q, key: str, done: bool, label: str | None = None):
 
 
 def tries_line(q, attempt: Attempt) -> str:
-    """How many tries the question has left ("2 tries of 2 left"): an answer that could not be graded uses none."""
+    """How many tries the question has left ("2 of 2 tries left"): an answer that could not be graded uses none."""
     limit = tries_for(q)
     return t("quiz.tries_left", left=limit - attempt.tries.get(q.id, 0), n=limit)
 
@@ -166,8 +166,6 @@ def result(q, attempt: Attempt) -> None:
         target = moments.title(link["moment"]) if link.get("moment") else moments.page_title(link["page"])
         if st.button(t("quiz.see", target=target), key=f"quiz.q.{q.id}.link"):
             moments.open_moment(link["moment"]) if link.get("moment") else nav.go(link["page"])
-    elif graded is not None and graded.retry:  # a try left: which way it is off and where to look, not the figure
-        st.caption(graded.retry)
 
 
 def _expected_text(q, expected) -> str:
