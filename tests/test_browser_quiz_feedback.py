@@ -2,8 +2,10 @@
 leaves the try count where it was and reveals nothing; a wrong answer then uses one try. The class view draws a
 numeric answer as its number, green when right, and a student's `<b>x</b>` as those characters, not bold.
 
-Screenshots: tests/artifacts/quiz-empty-submit-{lang}-{size}.png, quiz-wrong-try-{lang}-{size}.png and
-class-view-numeric-{lang}-{size}.png, at 1440x900 and 1280x720."""
+A numeric question, on its real runs: too high, and where to look, without the figure; the figure once it is done.
+
+Screenshots: tests/artifacts/quiz-empty-submit-{lang}-{size}.png, quiz-wrong-try-*, quiz-numeric-too-high-*,
+quiz-numeric-done-* and class-view-numeric-{lang}-{size}.png, at 1440x900 and 1280x720."""
 import re
 import time
 import uuid
@@ -75,6 +77,46 @@ def test_an_empty_submit_leaves_the_try_count_and_a_wrong_answer_uses_one(browse
     assert tries_left(page, lang, 1) in shown and q.hint in shown and q.explanation not in shown
     assert_no_errors(page)
     shoot(page, f"quiz-wrong-try-{lang}")
+    page.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_wrong_numeric_try_says_which_way_and_where_to_look_and_the_figure_comes_at_the_end(browser, server, lang):
+    """fixed-slot-ratio on its real runs (the tiny model): 50 is far too high, 0.01 far too low."""
+    order = quiz_order(load_quiz(lang), 0)
+    i, q = next((i, q) for i, q in enumerate(order) if q.id == "fixed-slot-ratio")
+    page = open_page(browser, f"{server}/quiz", lang)
+    page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+    move(page, lang, 0, i, len(order))
+    main = page.locator('[data-testid="stMain"]')
+    page.locator(f".st-key-quiz-q-{q.id}-run button").click()
+    main.get_by_text(STRINGS["quiz.ran_versus"][lang]).wait_for(timeout=300_000)
+    wait_idle(page)
+    box = page.get_by_label(STRINGS["quiz.number"][lang].format(unit=q.unit), exact=True)
+    box.fill("50")
+    box.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name=STRINGS["quiz.submit"][lang], exact=True).click()
+    main.get_by_text({"en": "Too high", "zh": "偏高了"}[lang]).wait_for(timeout=30_000)
+    wait_idle(page)
+    shown = main.inner_text()
+    assert tries_left(page, lang, 1) in shown and q.hint in shown
+    assert not re.search(r"(?<![\w.])\d+\.\d", shown), shown  # no measured figure anywhere on the page
+    assert_no_errors(page)
+    shoot(page, f"quiz-numeric-too-high-{lang}")
+    box = page.get_by_label(STRINGS["quiz.number"][lang].format(unit=q.unit), exact=True)
+    box.fill("0.01")
+    box.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name=STRINGS["quiz.submit_again"][lang], exact=True).click()
+    main.get_by_text(STRINGS["quiz.expected"][lang]).wait_for(timeout=30_000)
+    wait_idle(page)
+    shown = main.inner_text()
+    figure = re.search(r"(\d+\.\d\d)( 倍|×)", shown)
+    assert figure and STRINGS["quiz.expected"][lang] in shown, shown  # the figure, as people write it
+    assert not re.search(r"\d\.\d{3,}", shown), shown
+    assert_no_errors(page)
+    shoot(page, f"quiz-numeric-done-{lang}", f"text={STRINGS['quiz.expected'][lang]}")
     page.close()
 
 
