@@ -26,10 +26,16 @@ MESSAGES = {
                    "en": "Run the experiment this question names first; the answer is checked against your own run."},
     "not_number": {"zh": "请填写一个数字（可以带 %）。", "en": "Enter a number (a trailing % is fine)."},
     "points": {"zh": " 个百分点", "en": " points"},
-    "numeric": {"zh": "你的运行测得 {measured:g}{unit}；允许误差 {tol}。",
-                "en": "Your run measured {measured:g}{unit}; accepted within {tol}."},
-    "ratio": {"zh": "两次运行测得的比值是 {measured:g}{unit}（{a:.4g} ÷ {b:.4g}）；允许误差 {tol}。",
-              "en": "Your two runs measured a ratio of {measured:g}{unit} ({a:.4g} ÷ {b:.4g}); accepted within {tol}."},
+    "numeric": {"zh": "你的运行测得 {measured}；允许误差 {tol}。",
+                "en": "Your run measured {measured}; accepted within {tol}."},
+    "ratio": {"zh": "两次运行测得的比值是 {measured}（{a} ÷ {b}）；允许误差 {tol}。",
+              "en": "Your two runs measured a ratio of {measured} ({a} ÷ {b}); accepted within {tol}."},
+    # after a wrong first try: which way the answer is off and where to read the figure, never the figure itself
+    "too_high": {"zh": "偏高了：你的答案比你的运行测得的大。看{look}。",
+                 "en": "Too high: your answer is above what your run measured. Look at {look}."},
+    "too_low": {"zh": "偏低了：你的答案比你的运行测得的小。看{look}。",
+                "en": "Too low: your answer is below what your run measured. Look at {look}."},
+    "other_class": {"zh": "不是这一类。看{look}。", "en": "Not that class. Look at {look}."},
     "predicted": {"zh": "你的预测：{value}。", "en": "You predicted {value}."},
     "max_class": {"zh": "运行测得等得最久的是「{label}」（{figures}）。",
                   "en": "The run measured the longest wait for “{label}” ({figures})."},
@@ -152,9 +158,10 @@ class Grade:
     explanation: str
     expected: object  # single: index; multiple: sorted indices; two_tier: {"answer", "reason"}; ordering: items;
     #                   numeric: the value as shown (max_class: the class id)
-    message: str = ""  # numeric: what was measured and the tolerance, or why it could not be graded
+    message: str = ""  # numeric: what was measured and the tolerance, or why it could not be graded (shown once done)
     credit: float = 0.0  # 0-1: multiple-select scores each option (ticked or not) on its own; the rest all or nothing
     tiers: tuple[bool, bool] | None = None  # two_tier: (answer right, reason right)
+    retry: str = ""  # numeric, wrong: too high or too low and where to look, shown while a try is left (no figure)
 
 
 def parse_number(answer, percent: bool = False) -> float | None:
@@ -177,6 +184,49 @@ def parse_number(answer, percent: bool = False) -> float | None:
     return value if math.isfinite(value) else None
 
 
+UNITS = {"steps": {"zh": "步", "en": "steps"}, "tokens/step": {"zh": "token/步", "en": "tokens/step"}}
+SHARES = ("slot_utilisation", "slo_attainment", "kv_waste_share", "kv_util")  # 0-1 in summarize(), shown in %
+WHOLE = ("steps", "步")  # counted in whole steps
+
+
+def figure(value: float, unit: str = "", lang: str = "en") -> str:
+    """A figure as people write it: percent with one decimal ("37.9 %"), steps as a whole number ("491 steps"), a
+    ratio with three significant digits ("2.31×", "12.3×"), anything else with one decimal ("7.2 tokens/step", a
+    figure under 1 with two). `value` is already in `unit` (a share given as percent)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return str(value)
+    size = abs(value)
+    if unit in WHOLE:
+        number = f"{round(value):d}"
+    elif unit in ("×", "倍"):
+        number = f"{value:.0f}" if size >= 100 else f"{value:.1f}" if size >= 10 else f"{value:.2f}"
+    elif unit == "%":
+        number = f"{value:.1f}"
+    else:
+        number = f"{value:.0f}" if size >= 100 else f"{value:.1f}" if size >= 1 or size == 0 else f"{value:.2f}"
+    if number.startswith("-") and float(number) == 0:
+        number = number[1:]
+    return with_unit(number, unit, lang)
+
+
+def with_unit(number: str, unit: str, lang: str) -> str:
+    """"2.31×", "37.9 %" ("37.9%" in Chinese), "491 steps", "2.31 倍"."""
+    if unit == "×" or (unit == "%" and lang == "zh"):
+        return number + unit
+    return f"{number} {unit}" if unit else number
+
+
+def metric_figure(path: str, value: float, lang: str = "en") -> str:
+    """One run's figure of a summarize() metric (`by_class.chat.ttft_steps.p50`) in its own unit: steps, tokens
+    per step, a share in percent."""
+    parts = [p for p in path.split(".") if not (p[:1] == "p" and p[1:].isdigit())]
+    name = parts[-1] if parts else path
+    if name in SHARES:
+        return figure(100 * value, "%", lang)
+    unit = "steps" if name.endswith("steps") else "tokens/step" if name.endswith("per_step") else ""
+    return figure(value, UNITS[unit][lang] if unit else "", lang)
+
+
 def shown_value(question: Question, measured: float) -> float:
     """The metric as the page shows it and the student enters it: unit '%' turns a 0-1 share into percent."""
     return measured * 100 if question.unit == "%" else measured
@@ -192,7 +242,7 @@ def within(value: float, measured: float, tolerance: dict) -> bool:
 
 
 def _tolerance_text(tolerance: dict, unit: str, lang: str) -> str:
-    parts = [f"±{tolerance['rel'] * 100:g}%"] if "rel" in tolerance else []
+    parts = [f"±{tolerance['rel'] * 100:g}" + ("%" if lang == "zh" else " %")] if "rel" in tolerance else []
     if "abs" in tolerance:
         parts.append(f"±{tolerance['abs']:g}" + (_msg("points", lang) if unit == "%" else f" {unit}" if unit else ""))
     return " / ".join(parts)
@@ -277,18 +327,24 @@ def grade(question: Question, answer, measured: float | str | None = None) -> Gr
     if not isinstance(measured, (int, float)) or isinstance(measured, bool) or not math.isfinite(measured):
         return Grade(False, q.explanation, None, _msg("no_measure", q.lang))
     shown, value = shown_value(q, measured), parse_number(answer, percent=q.unit == "%")
-    unit = q.unit if q.unit in ("%", "×") else f" {q.unit}" if q.unit else ""
     tol = _tolerance_text(q.tolerance, q.unit, q.lang)
-    message = (_msg("ratio", q.lang, measured=round(shown, 4), unit=unit, tol=tol, a=parts[0], b=parts[1])
+    measured_text = figure(shown, q.unit, q.lang)
+    message = (_msg("ratio", q.lang, measured=measured_text, tol=tol, a=metric_figure(q.metric, parts[0], q.lang),
+                    b=metric_figure(q.metric, parts[1], q.lang))
                if q.compare == "ratio" and len(parts) == 2 else
-               _msg("numeric", q.lang, measured=round(shown, 4), unit=unit, tol=tol))
-    space = "" if q.lang == "zh" else " "
-    if value is None:
-        return Grade(False, q.explanation, shown, _msg("not_number", q.lang) + space + message)
+               _msg("numeric", q.lang, measured=measured_text, tol=tol))
+    if value is None:  # (lessons.attempt refuses it before grading: no try, and nothing measured shown)
+        return Grade(False, q.explanation, shown, _msg("not_number", q.lang))
     if q.predict:
-        message = _msg("predicted", q.lang, value=f"{value:g}{unit}") + space + message
+        message = _msg("predicted", q.lang, value=typed(q, value)) + ("" if q.lang == "zh" else " ") + message
     ok = within(value, shown, q.tolerance)
-    return Grade(ok, q.explanation, shown, message, credit=float(ok))
+    retry = "" if ok else _msg("too_high" if value > shown else "too_low", q.lang, look=q.look)
+    return Grade(ok, q.explanation, shown, message, credit=float(ok), retry=retry)
+
+
+def typed(question: Question, value: float) -> str:
+    """A student's own number with the question's unit, as entered (up to four significant digits, no padding)."""
+    return with_unit(f"{value:.4g}", question.unit, question.lang)
 
 
 def _grade_class(q: Question, answer, measured) -> Grade:
@@ -299,12 +355,13 @@ def _grade_class(q: Question, answer, measured) -> Grade:
         return Grade(False, q.explanation, None, _msg("no_measure", q.lang))
     labels = dict(q.classes)
     sep = "，" if q.lang == "zh" else ", "
-    shown = sep.join(f"{labels.get(c, c)} {v:g}{' ' + q.unit if q.unit else ''}" for c, v in figures.items())
+    shown = sep.join(f"{labels.get(c, c)} {figure(v, q.unit, q.lang)}" for c, v in figures.items())
     message = _msg("max_class", q.lang, label=labels.get(top, top), figures=shown or "—")
     if q.predict and answer in labels:
         message = _msg("predicted", q.lang, value=labels[answer]) + ("" if q.lang == "zh" else " ") + message
     ok = answer == top
-    return Grade(ok, q.explanation, top, message, credit=float(ok))
+    retry = "" if ok else _msg("other_class", q.lang, look=q.look)
+    return Grade(ok, q.explanation, top, message, credit=float(ok), retry=retry)
 
 
 def longest(figures: dict[str, float]) -> str | None:

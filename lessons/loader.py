@@ -122,7 +122,8 @@ class Question:
     self_check: bool = False
     misconception: str | None = None
     lang: str = ""
-    hint: str = ""  # shown on request, and after a wrong first try
+    hint: str = ""  # the question's own, shown on request and after a wrong first try; never the answer
+    look: str = ""  # numeric: where in the run the figure is read ("the results table's TTFT p50 · chat column")
 
 
 def _need(ok, path, entry, msg):

@@ -64,8 +64,7 @@ def load_quiz(lang: str) -> list[Question]:
                   explanation=_need_str(path, entry, d, "explanation"),
                   link=check_link(d.get("link"), path, entry, pages, moments),
                   self_check=bool(d.get("self_check", False)), misconception=d.get("misconception"), lang=lang,
-                  hint=d.get("hint") or "")
-        _need(isinstance(kw["hint"], str), path, entry, "`hint` must be a string")
+                  hint=_need_str(path, entry, d, "hint"))
         if qtype in ("single", "multiple", "two_tier"):
             kw.update(options=tuple(options), answer=answer if qtype != "multiple" else tuple(sorted(answer)))
             if qtype == "two_tier":
@@ -77,7 +76,7 @@ def load_quiz(lang: str) -> list[Question]:
                            "versus": dict(versus) if isinstance(versus, dict) else None},
                       tolerance=dict(tol) if tol else None, metric=_need_str(path, entry, d, "metric"),
                       unit=str(d.get("unit") or "") if compare == "max_class" else _need_str(path, entry, d, "unit"),
-                      predict=bool(d.get("predict", False)), compare=compare,
+                      predict=bool(d.get("predict", False)), compare=compare, look=_need_str(path, entry, d, "look"),
                       classes=tuple((str(k), v) for k, v in (d.get("classes") or {}).items()))
         questions.append(Question(**kw))
     return questions

@@ -4,7 +4,7 @@ import streamlit as st
 from ui.shell import nav
 from ui.instructor import moments
 from ui.progress import panel as progress_panel
-from ui.shell.i18n import lang, t
+from ui.shell.i18n import t
 
 st.title(t("home.title"))
 st.markdown(t("home.intro"))
@@ -21,6 +21,6 @@ cols = st.columns(3)
 for i, p in enumerate(moments.all_moments().values()):
     with cols[i % 3].container(border=True):
         st.markdown(f"**🎓 {moments.title(p.id)}** · {moments.page_title(p.page)}")
-        st.caption(p.narration[lang()])
+        st.caption(moments.narration_text(p.id))
         if st.button(t("home.open"), key=f"home.open.{p.id}"):
             moments.open_moment(p.id)

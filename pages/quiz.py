@@ -44,12 +44,15 @@ if q.self_check:
     st.caption(t("quiz.self_check_note"))
 st.markdown(q.prompt)
 answer = quiz.answer_widget(q, attempt, key, done)
+if not done:
+    st.caption(quiz.tries_line(q, attempt), help=t("quiz.tries_help"))
 
 hint_shown = q.id in ss[keys.QUIZ_HINTS] or retry
-if retry:
-    st.warning(t("quiz.retry"))
+if retry:  # a numeric answer also hears which way it is off and where to look, never the figure
+    off = attempt.results[q.id].retry
+    st.warning(t("quiz.retry") + (f"\n\n{off}" if off else ""))
 if hint_shown and not done:
-    st.info(f"💡 {q.hint or t('quiz.hint_generic')}")
+    st.info(f"💡 {q.hint}")
 
 c = st.columns([1.2, 1.2, 1.2, 1.2, 4])
 if c[0].button(t("quiz.submit_again") if retry else t("quiz.submit"), type="primary", key=f"quiz.q.{q.id}.submit",

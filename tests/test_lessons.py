@@ -326,7 +326,7 @@ def test_a_prediction_has_one_try_and_shows_what_was_measured():
     a = Attempt()
     assert a.submit(q, "50", 0.0) == "wrong" and a.done(q.id)  # no second try: the run showed the answer
     g = a.results[q.id]
-    assert "You predicted 50%" in g.message and "measured 0%" in g.message and g.expected == 0.0
+    assert "You predicted 50 %" in g.message and "measured 0.0 %" in g.message and g.expected == 0.0
     assert Attempt().submit(q, "5", 0.0) == "correct"  # within the stated 10 points
 
 
@@ -336,7 +336,7 @@ def test_ratio_and_longest_wait_are_graded_against_the_runs():
     measured = lessons.measure(ratio, run, versus)
     assert measured[0] == pytest.approx(0.874 / 0.379) and lessons.measured_value(measured) == measured[0]
     assert grade(ratio, "2.3", measured).correct and not grade(ratio, "0.43", measured).correct
-    assert "0.874 ÷ 0.379" in grade(ratio, "2.3", measured).message
+    assert "a ratio of 2.31× (87.4 % ÷ 37.9 %)" in grade(ratio, "2.3", measured).message  # as people write them
     assert lessons.measure(ratio, run, {"slot_utilisation": 0}) is None and lessons.measure(ratio, None) is None
     which = next(q for q in QUIZ["en"] if q.compare == "max_class")
     summary = {"by_class": {"batch": {"ttft_steps": {"p50": 159.5}}, "support": {"ttft_steps": {"p50": 502.0}}}}

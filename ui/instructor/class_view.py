@@ -12,7 +12,8 @@ import time
 import streamlit as st
 
 from classroom import StorageError
-from lessons import load_moments, load_quiz, load_tasks
+from lessons import grade, load_moments, load_quiz, load_tasks, measured_value, parse_number, shown_value
+from lessons.grading import figure, typed
 from ui.instructor import access, moments, passcode
 from ui.instructor.poll import histogram_labels, summary_line
 from ui.instructor.access import CLASS, message
@@ -85,14 +86,21 @@ def live(db, code: str, show_names: bool) -> None:
         _students(table)
 
 
-def answer_label(question, answer) -> str:
-    """A stored answer as the student saw it: an option's text, several options (in the bank's order, however they
-    were ticked), a two-tier answer and its reason, an order, a number or a class (a numeric answer's own part)."""
+def _stored(answer):
+    """A stored answer as the store keeps it (JSON text for anything but a plain value) back as a value."""
     if isinstance(answer, str) and answer[:1] in "[{":
         try:
-            answer = json.loads(answer)
+            return json.loads(answer)
         except ValueError:
             pass
+    return answer
+
+
+def answer_label(question, answer) -> str:
+    """A stored answer as the student saw it: an option's text, several options (in the bank's order, however they
+    were ticked), a two-tier answer and its reason, an order, a class, or a numeric answer's number with the
+    question's unit ("491 steps", "2.3×"), never the stored record. Text, to be escaped wherever it is drawn."""
+    answer = _stored(answer)
     options = getattr(question, "options", ()) or ()
     kind = getattr(question, "type", None)
     if isinstance(answer, dict) and kind == "two_tier":
@@ -105,6 +113,9 @@ def answer_label(question, answer) -> str:
         answer = answer["answer"]
         if getattr(question, "compare", None) == "max_class":
             return dict(question.classes).get(answer, str(answer))
+        if kind == "numeric":
+            number = parse_number(answer, percent=question.unit == "%")
+            return typed(question, number) if number is not None else str(answer)
     if isinstance(answer, bool) or answer is None:
         return str(answer)
     if isinstance(answer, int) and 0 <= answer < len(options):
@@ -127,6 +138,36 @@ def _correct_labels(question) -> set[str]:
     return {answer_label(question, question.answer if question.type == "single" else list(question.answer))}
 
 
+def answer_right(question, answer) -> bool:
+    """Whether a stored first try was right: a numeric answer graded against the figure its own run measured (kept
+    beside it), any other against the bank's answer."""
+    if question is None:
+        return False
+    value = _stored(answer)
+    if question.type == "numeric":
+        return isinstance(value, dict) and grade(question, value.get("answer"), value.get("measured")).correct
+    return answer_label(question, answer) in _correct_labels(question)
+
+
+def measured_text(question, answers) -> str | None:
+    """What the class's runs measured for a numeric question (the figure most of its answers were graded against),
+    as the quiz prints it; None for other questions or before any run."""
+    if question is None or question.type != "numeric":
+        return None
+    seen: dict[str, int] = {}
+    for answer, k in answers.items():
+        value = _stored(answer)
+        measured = measured_value(value.get("measured")) if isinstance(value, dict) else None
+        if isinstance(measured, str):
+            text = dict(question.classes).get(measured, measured)
+        elif isinstance(measured, (int, float)) and not isinstance(measured, bool):
+            text = figure(shown_value(question, measured), question.unit, question.lang)
+        else:
+            continue
+        seen[text] = seen.get(text, 0) + k
+    return max(seen, key=seen.get) if seen else None
+
+
 def _short(text: str, n: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[:n - 1] + "…"
@@ -147,16 +188,31 @@ def _quiz(quiz: dict) -> None:
             st.markdown(heading, help=question.prompt if question else None)
             st.caption(t("cv.question_line", n=entry["students"], first=entry["first_try_correct"],
                          second=entry["second_try_correct"]))
+            measured = measured_text(question, entry["answers"])
+            if measured is not None:
+                st.caption(t("cv.quiz_measured", value=measured))
             counts: dict[str, int] = {}
-            right = _correct_labels(question)
-            for answer, k in entry["answers"].items():
-                full = answer_label(question, answer)
-                label = _short(full, 24)  # the full text is the question's help and the CSV's
+            right: set[str] = set()
+            for answer, k in _in_order(question, entry["answers"]):
+                label = _short(answer_label(question, answer), 24)  # the full text is the question's help and the CSV's
                 counts[label] = counts.get(label, 0) + k
-                if full in right:
+                if answer_right(question, answer):
                     right.add(label)
             st.plotly_chart(answer_bars(counts, right, {"count": t("cv.count")}),
                             key=f"{PAGE}.q.{qid}", config={"displayModeBar": False})
+
+
+def _in_order(question, answers: dict) -> list:
+    """A numeric question's answers from the smallest number up; the others as they came."""
+    items = list(answers.items())
+    if question is None or question.type != "numeric" or question.compare == "max_class":
+        return items
+
+    def number(item):
+        value = _stored(item[0])
+        n = parse_number(value.get("answer"), percent=question.unit == "%") if isinstance(value, dict) else None
+        return (n is None, n or 0.0)
+    return sorted(items, key=number)
 
 
 def _tasks(tasks: dict) -> None:

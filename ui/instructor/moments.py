@@ -1,6 +1,8 @@
 """Lecture moments: one click sets a lab up (workload, settings, what to compare) and says what to watch."""
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from lessons import load_moments
@@ -12,6 +14,7 @@ from ui.progress import keys
 from ui.shell.i18n import lang, strings, t
 from ui.shell.keys import INSTRUCTOR
 
+_NAMED = re.compile(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`")  # a moment id as the lesson texts quote it
 PENDING = "pending_moment"  # session key: a moment opened on another page, set up when its page is drawn
 
 
@@ -22,6 +25,22 @@ def all_moments():
 def title(moment_id: str) -> str:
     """A moment's short title in the current language (its id if it has none)."""
     return t(f"moment.name.{moment_id}") if f"moment.name.{moment_id}" in strings() else moment_id
+
+
+def named(text: str) -> str:
+    """Text that names moments by id (`fixed-batch-holes`, as the lessons and moments.yaml do) with each named by
+    its button's title instead (“Holes in a fixed batch”, 「固定批次的空洞」): what a student reads and clicks."""
+    known = all_moments()
+
+    def by_title(m):
+        return (f"「{title(m.group(1))}」" if lang() == "zh" else f"“{title(m.group(1))}”") if m.group(1) in known \
+            else m.group(0)
+    return _NAMED.sub(by_title, text)
+
+
+def narration_text(moment_id: str) -> str:
+    """A moment's narration in the current language, other moments named by their titles."""
+    return named(all_moments()[moment_id].narration[lang()])
 
 
 def page_title(page_id: str) -> str:
@@ -105,7 +124,7 @@ def narration(page_id: str) -> None:
     """The active moment's narration line, above the experiment."""
     pid = st.session_state.get(f"{page_id}.moment")
     if pid and pid in all_moments():
-        st.info(f"**{t('moment.label')}: {title(pid)}** — {all_moments()[pid].narration[lang()]}", icon="🎓")
+        st.info(f"**{t('moment.label')}: {title(pid)}** — {narration_text(pid)}", icon="🎓")
 
 
 def clear(page_id: str) -> None:
@@ -120,7 +139,7 @@ def moment_buttons(page_id: str) -> None:
     cols = st.columns(len(mine))
     for col, p in zip(cols, mine):
         col.button(f"🎓 {title(p.id)}", key=f"{page_id}.moment-btn.{p.id}", on_click=_queue, args=(p.id,),
-                   help=p.narration[lang()], width="stretch")
+                   help=narration_text(p.id), width="stretch")
 
 
 def _queue(moment_id: str) -> None:
@@ -162,5 +181,5 @@ def sidebar_list() -> None:
         return
     with st.sidebar.expander(t("side.moments"), expanded=True):
         for p in all_moments().values():
-            if st.button(f"🎓 {title(p.id)}", key=f"side.moment.{p.id}", help=p.narration[lang()], width="stretch"):
+            if st.button(f"🎓 {title(p.id)}", key=f"side.moment.{p.id}", help=narration_text(p.id), width="stretch"):
                 open_moment(p.id)

@@ -19,7 +19,10 @@ _MARKUP = re.compile(r"([\\`*_\[\]<>#$~|!])")  # what Markdown (and Streamlit's 
 
 
 def _who(student: dict, show_names: bool) -> str:
-    return student["name"] if show_names and student["name"] else t("review.student", n=student["n"])
+    """The student as the page writes them: their name as typed (escaped: `*x*` is no emphasis, `<b>` no tag)."""
+    if show_names and student["name"]:
+        return _MARKUP.sub(r"\\\1", student["name"])
+    return t("review.student", n=student["n"])
 
 
 def explanations(db, code: str, show_names: bool) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from lessons import TOPICS, incomplete, measure, parse_number, run_spec, shuffled_items
-from lessons.attempt import Attempt, option_order, reason_order
+from lessons.attempt import Attempt, option_order, reason_order, tries_for
+from lessons.grading import figure, typed
 from ui.instructor import moments
 from ui.labs import experiments
 from ui.progress import keys
@@ -72,13 +73,20 @@ def _figure_input(q, key: str, done: bool, label: str | None = None):
     return st.text_input(label or t("quiz.number", unit=q.unit), key=key, disabled=done)
 
 
+def tries_line(q, attempt: Attempt) -> str:
+    """How many tries the question has left ("2 of 2 tries left"): an answer that could not be graded uses none."""
+    limit = tries_for(q)
+    return t("quiz.tries_left", left=limit - attempt.tries.get(q.id, 0), n=limit)
+
+
 def _prediction(q, key: str, done: bool):
     """A prediction: committed first (a bad one is refused with a message, nothing counted), then the Run button."""
     predicted = st.session_state.setdefault(keys.QUIZ_PREDICTED, {})
     committed = predicted.get(q.id)
     if committed is None and not done:
         st.caption(t("quiz.predict_note"))
-        raw = _figure_input(q, key, done, t("quiz.predict_label", unit=q.unit if q.compare != "max_class" else ""))
+        raw = _figure_input(q, key, done, t("quiz.predict_label", unit=q.unit) if q.compare != "max_class"
+                            else t("quiz.predict_class"))
         if st.button(t("quiz.commit"), key=f"{key}.commit"):
             problem = incomplete(q, raw)
             if problem is None:
@@ -96,8 +104,7 @@ def committed_text(q, value) -> str:
     if q.compare == "max_class":
         return dict(q.classes).get(value, str(value))
     number = parse_number(value, percent=q.unit == "%")
-    unit = q.unit if q.unit in ("%", "×") else f" {q.unit}" if q.unit else ""
-    return f"{number:g}{unit}" if number is not None else str(value)
+    return typed(q, number) if number is not None else str(value)
 
 
 def _settings_text(settings: dict) -> str:
@@ -159,8 +166,6 @@ def result(q, attempt: Attempt) -> None:
         target = moments.title(link["moment"]) if link.get("moment") else moments.page_title(link["page"])
         if st.button(t("quiz.see", target=target), key=f"quiz.q.{q.id}.link"):
             moments.open_moment(link["moment"]) if link.get("moment") else nav.go(link["page"])
-    elif graded is not None and graded.message:
-        st.caption(graded.message)
 
 
 def _expected_text(q, expected) -> str:
@@ -174,5 +179,4 @@ def _expected_text(q, expected) -> str:
         return " → ".join(expected)
     if q.compare == "max_class":
         return dict(q.classes).get(expected, str(expected))
-    unit = q.unit if q.unit in ("%", "×") else f" {q.unit}" if q.unit else ""
-    return f"{expected:.4g}{unit}" if isinstance(expected, (int, float)) else str(expected)
+    return figure(expected, q.unit, q.lang) if isinstance(expected, (int, float)) else str(expected)

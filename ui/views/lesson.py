@@ -19,17 +19,16 @@ def render(lesson_id: str) -> None:
     lesson = lessons[index]
     st.title(lesson.title)
     st.caption(lesson.summary)
-    st.markdown(render_links(demote_headings(lesson.body), urlencode(url_state.kept())))
+    st.markdown(render_links(moments.named(demote_headings(lesson.body)), urlencode(url_state.kept())))
     if lesson.live_table == "mechanisms":
         mechanisms_measured()
     if lesson.experiments:
         st.subheader(t("lesson.experiments"))
         for pid in lesson.experiments:
-            p = moments.all_moments()[pid]
             c = st.columns([2, 6], vertical_alignment="center")
             if c[0].button(f"🎓 {moments.title(pid)}", key=f"lesson.{lesson_id}.{pid}", width="stretch"):
                 moments.open_moment(pid)
-            c[1].caption(p.narration[lang()])
+            c[1].caption(moments.narration_text(pid))
     st.divider()
     c = st.columns(2)
     if index > 0 and c[0].button(f"← {lessons[index - 1].title}", key=f"lesson.{lesson_id}.prev"):
