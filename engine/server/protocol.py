@@ -118,14 +118,20 @@ class ChatCompletionRequest(_Sampling):
         return self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
 
 
-_UNION_MEMBER = re.compile(r"^(str|int|float|bool|none|[A-Za-z_]+\[.*\]|function-.*)$")
+_UNION_MEMBER = re.compile(r"^(str|int|float|bool|none)$|[\[\-]")  # "str", "list[int]", "constrained-str"
 
 
 def field_name(loc: tuple) -> str | None:
     """A pydantic error location as the client's field path ("messages.0.role"), without the union member
     pydantic names in it ("prompt.str")."""
-    parts = [str(p) for p in loc if not (isinstance(p, str) and _UNION_MEMBER.match(p))]
+    parts = [str(p) for p in loc if not (isinstance(p, str) and _UNION_MEMBER.search(p))]
     return ".".join(parts) or None
+
+
+def most_telling(errors: list[dict]) -> dict:
+    """Of a union's errors, the one that says most: a bound broken (too long, too big) over "not a string" from
+    the alternative the value was never meant for."""
+    return min(errors, key=lambda e: (e["type"].endswith("_type"), -len(e["loc"])))
 
 
 def parse(model: type[BaseModel], data) -> BaseModel:
@@ -135,7 +141,7 @@ def parse(model: type[BaseModel], data) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        first = e.errors(include_url=False)[0]
+        first = most_telling(e.errors(include_url=False))
         field = field_name(first["loc"])
         shown = repr(first.get("input"))
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
