@@ -220,7 +220,8 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
             return JSONResponse(body)
         return JSONResponse(body, status_code=503, headers=RETRY_AFTER)
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}},
+                                                                 "description": "Prometheus text, vLLM's names"}})
     async def metrics():
         return Response(engine.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 

@@ -71,6 +71,9 @@ class Health(BaseModel):
     core_pid: int | None
 
 
+# one server-sent event: `data:` holds a chunk's JSON, or [DONE]
+SSE_EVENT = {"type": "object", "required": ["data"],
+             "properties": {"data": {"type": "string"}, "event": {"type": "string"}}}
 ANSWERS = {CompletionRequest: CompletionResponse, ChatCompletionRequest: ChatCompletionResponse}
 REQUEST_MODELS = (CompletionRequest, ChatCompletionRequest)
 
@@ -87,7 +90,7 @@ def body_and_errors(request_model: type[BaseModel]) -> dict:
             "schema": {"$ref": f"#/components/schemas/{request_model.__name__}"}}}}},
         "response_model": None,
         "responses": {200: {"model": answer, "description": "The completion; with `stream`, server-sent events",
-                            "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                            "content": {"text/event-stream": {"schema": SSE_EVENT}}},
                       **refusals(400, 404, 413, 415, 431, 503)},
     }
 
