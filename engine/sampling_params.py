@@ -23,7 +23,10 @@ MAX_STOP_TOKEN_IDS = 256
 def _shown(value):
     """A value in a message: a short number as it is, anything else as its repr clipped (a refusal must not
     echo a megabyte back)."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a list nested thousands deep
+        return f"a {type(value).__name__} nested too deep to show"
     if len(text) <= 60:
         return value if isinstance(value, (int, float)) else text
     return text[:57] + "..."
