@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine import load_model  # noqa: E402
-from engine.sampling_params import MAX_STOP_LEN, MAX_STOP_STRINGS  # noqa: E402
-from engine.server.generation import Generation  # noqa: E402
+from engine import load_model
+from engine.sampling_params import MAX_STOP_LEN, MAX_STOP_STRINGS
+from engine.server.generation import Generation
 
 
 def unbounded_check(gen, tokenizer, stop, token_ids):
