@@ -12,7 +12,7 @@ from engine.server.thread import ServerThread
 
 pytestmark = pytest.mark.server
 
-MAX_EXAMPLES = 25  # per operation and mode (valid, invalid): about a minute here
+MAX_EXAMPLES = 60  # per operation and mode (valid, invalid): under a minute here
 
 
 def fuzz_app(loaded):
