@@ -8,7 +8,7 @@ thread at a time, so in one process every SSE chunk the server writes is a pause
 The two talk through a multiprocessing pipe:
     API server -> core:  ("add", request_id, prompt_token_ids, SamplingParams, priority) | ("abort", id) | ("stop",)
     core -> API server:  ("ready", CoreInfo) | ("failed", message) once, then ("step", [CoreOutput], CoreStats),
-                         and ("beat",) every BEAT_S while idle: the API server's supervisor restarts a silent core
+                         and ("beat",) every BEAT_S: the API server's supervisor restarts a silent core
 
 No request can end this process: one that cannot be added, or fails in a step (its sampling, say), is
 finished with an error on its own and the batch goes on (LLMEngine.step isolates per-request failures);
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 IDLE_POLL_S = 0.05  # how long an idle core waits for a request before it looks again
-BEAT_S = 0.2  # an idle core says it is alive this often (supervisor.py's heartbeat)
+BEAT_S = 0.2  # the core says it is alive this often (supervisor.py's heartbeat)
 
 
 @dataclass
@@ -134,7 +134,25 @@ class EngineCore:
         self.sent: dict[str, int] = {}  # request id -> output tokens already sent
         self.scheduled: set[str] = set()  # requests whose first schedule was reported
         self.num_added = 0
-        self.last_sent = 0.0
+        self.last_sent = time.monotonic()
+        self._send_lock = threading.Lock()  # the beat thread and the loop share the pipe
+        # A thread beats, not the loop: a long step (a 2,048-token prefill of SmolLM2 on a CPU) is no silence,
+        # while a killed or stopped (SIGSTOP) process, all of its threads with it, is.
+        threading.Thread(target=self._beat, name="engine-core-beat", daemon=True).start()
+
+    def _beat(self) -> None:
+        while True:
+            time.sleep(BEAT_S / 2)
+            if time.monotonic() - self.last_sent > BEAT_S:
+                try:
+                    self._post(("beat",))
+                except (OSError, ValueError):  # the API server went away: the loop notices and ends
+                    return
+
+    def _post(self, msg: tuple) -> None:
+        with self._send_lock:
+            self.conn.send(msg)
+            self.last_sent = time.monotonic()
 
     def run(self) -> None:
         was_busy = True
@@ -145,9 +163,6 @@ class EngineCore:
             if not self.engine.has_unfinished():
                 if was_busy:  # just fell idle: report the gauges, with the block accounting checked
                     self._send([], self._stats(idle=True))
-                elif time.monotonic() - self.last_sent > BEAT_S:
-                    self.conn.send(("beat",))
-                    self.last_sent = time.monotonic()
                 was_busy = False
                 continue
             was_busy = True
@@ -229,8 +244,7 @@ class EngineCore:
         return stats
 
     def _send(self, outputs: list[CoreOutput], stats: CoreStats) -> None:
-        self.conn.send(("step", outputs, stats))
-        self.last_sent = time.monotonic()
+        self._post(("step", outputs, stats))
 
     def _fail_all(self, message: str) -> None:
         outputs = [CoreOutput(request_id, [], 0, True, error=message, failed=True) for request_id in self.sent]

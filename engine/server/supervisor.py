@@ -1,7 +1,7 @@
 """The API server's watch over the engine core process: a heartbeat, and a restart when the core is gone.
 
 "The process exists" is not enough: a core stopped by SIGSTOP (or stuck) exists and answers nothing. The
-core sends a message after every step and a beat every BEAT_S while idle (engine_core.py); a core silent
+core sends a message after every step, and a thread of it beats every BEAT_S (engine_core.py); a core silent
 for `heartbeat_timeout_s`, or whose process ended, or whose pipe closed, is killed (SIGKILL stops a stopped
 process too) and started again in a worker thread while the event loop goes on answering: requests in
 flight and new ones get 503 with Retry-After until the new core says ready. `health()` says what happened.
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from engine.server.engine_core import start_engine_core
 
 STARTUP_TIMEOUT_S = 600  # loading SmolLM2 the first time dequantizes its GGUF file
-HEARTBEAT_TIMEOUT_S = 5.0  # a step longer than this would be taken for a hang: steps here take milliseconds
+HEARTBEAT_TIMEOUT_S = 5.0  # 25 missed beats: the core's process is stopped, or gone without closing its pipe
 MAX_RESTART_DELAY_S = 30.0
 log = logging.getLogger("engine.server")
 
