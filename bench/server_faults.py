@@ -4,7 +4,9 @@ of issue 25 while a stream runs, then the engine core killed (SIGKILL) and stopp
     python bench/server_faults.py [--rounds 3] [--heartbeat-timeout 2]
 
 Prints how many faults were injected, how each ended, and the seconds from each kill or stop to /health 200 with
-a completion served again (the supervisor's restart, engine/server/supervisor.py).
+a completion served again (the supervisor's restart, engine/server/supervisor.py); the server's log goes to
+serving-lab-server-faults.log in the temporary folder. Restarts are a new process importing torch and loading the
+model: about 2-6 s here on an idle machine, several times that when other jobs load the two cores.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -55,9 +58,11 @@ def main() -> int:
     args = ap.parse_args()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    log_path = Path(tempfile.gettempdir()) / "serving-lab-server-faults.log"
+    log = open(log_path, "w")  # the server's own account of each restart
     server = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--model", "tiny", "--port", str(port),
                                "--heartbeat-timeout", str(args.heartbeat_timeout), "--max-body-bytes", str(2 << 20)],
-                              cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"}, stderr=subprocess.DEVNULL)
+                              cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"}, stderr=log)
     try:
         wait_healthy(url)
         refused, other = 0, []
@@ -96,10 +101,11 @@ def main() -> int:
                   f"{statistics.median(t[1] for t in times):.2f} s (median; max {max(t[1] for t in times):.2f} s)")
         health = wait_healthy(url)
         print(f"faults injected: {len(HOSTILE) + 2 * args.rounds}; restarts counted by /health: "
-              f"{health['restarts']}; last failure: {json.dumps(health['last_failure'])}")
+              f"{health['restarts']}; last failure: {json.dumps(health['last_failure'])}; server log: {log_path}")
     finally:
         server.terminate()
         server.wait(30)
+        log.close()
     return 0
 
 
