@@ -11,6 +11,8 @@ MAX_TEXT = 5_000  # characters of free text (worksheet answers, quiz answers as 
 MAX_NAME = 80
 MAX_CLASS_CODE = 40
 MAX_TRY = 9
+MAX_JSON_DEPTH = 16  # a quiz answer is a value, a list or a dict of values: deeper is not an answer
+MAX_ROW_ID = 2 ** 63 - 1  # a poll id is a 64-bit integer in both databases
 
 _TOKEN = re.compile(rf"[A-Za-z0-9_-]{{{TOKEN_LEN}}}")
 _ID = re.compile(r"[\w.:/-]+")  # lesson ids: q-static-01, task.paged:2, ...
@@ -33,6 +35,10 @@ def text(value, field: str, limit: int = MAX_TEXT) -> str:
         raise StorageError("too_long", field=field, limit=limit, length=len(value))
     if "\x00" in value:  # PostgreSQL refuses NUL in text; SQLite would keep it: refuse it on both
         raise StorageError("bad_value", field=field)
+    try:  # a lone surrogate ("\ud800") is a str but not UTF-8: the driver would fail on it mid-write
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StorageError("bad_value", field=field) from None
     return value
 
 
@@ -57,9 +63,33 @@ def item_id(value, field: str) -> str:
 
 
 def number(value, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise StorageError("bad_value", field=field)
-    return float(value)
+    try:  # an int of 400 digits is no float
+        value = float(value)
+    except OverflowError:
+        raise StorageError("bad_value", field=field) from None
+    if not math.isfinite(value):
+        raise StorageError("bad_value", field=field)
+    return value
+
+
+def row_id(value, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_ROW_ID:
+        raise StorageError("bad_value", field=field)
+    return value
+
+
+def _depth(value, limit: int) -> bool:
+    """True when `value` nests no deeper than `limit` (checked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, tuple, dict)):
+            if depth > limit:
+                return False
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return True
 
 
 def flag(value, field: str) -> bool:
@@ -75,9 +105,11 @@ def try_no(value) -> int:
 
 
 def answer_json(value) -> str:
+    if not _depth(value, MAX_JSON_DEPTH):
+        raise StorageError("bad_value", field="answer")
     try:
         encoded = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         raise StorageError("bad_value", field="answer") from None
     return text(encoded, "answer")
 

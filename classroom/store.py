@@ -75,6 +75,8 @@ class Store(Reviews):
                     yield conn
         except DBAPIError as exc:
             raise StorageError("unavailable", detail=str(exc.orig)) from None
+        except SQLAlchemyError as exc:  # a value the checks let through but the driver refuses: never a bare error
+            raise StorageError("unavailable", detail=str(exc)) from None
 
     @contextmanager
     def _read(self) -> Iterator:
@@ -83,6 +85,8 @@ class Store(Reviews):
                 yield conn
         except DBAPIError as exc:
             raise StorageError("unavailable", detail=str(exc.orig)) from None
+        except SQLAlchemyError as exc:  # a value the checks let through but the driver refuses: never a bare error
+            raise StorageError("unavailable", detail=str(exc)) from None
 
     def _insert(self, table):
         return (postgresql.insert if self.dialect == "postgresql" else sqlite.insert)(table)
@@ -250,7 +254,8 @@ class Store(Reviews):
 
     def class_csv(self, class_code: str, show_names: bool = False) -> str:
         with self._read() as conn:
-            return aggregates.class_csv(conn, checks.class_code(class_code, required=True), show_names)
+            return aggregates.class_csv(conn, checks.class_code(class_code, required=True),
+                                        checks.flag(show_names, "show_names"))
 
     def class_size(self, class_code: str) -> int:
         code = checks.class_code(class_code, required=True)
@@ -289,7 +294,7 @@ class Store(Reviews):
 
     def answer_poll(self, poll_id: int, token: str, value: float) -> None:
         """One answer per student and poll; answering again replaces it. Only students of the poll's class."""
-        value = checks.number(value, "value")
+        value, poll_id = checks.number(value, "value"), checks.row_id(poll_id, "poll_id")
         with self._write() as conn:
             token = self._known(conn, token)
             poll = conn.execute(select(polls.c.class_code, polls.c.state).where(polls.c.id == poll_id)).first()
@@ -304,12 +309,14 @@ class Store(Reviews):
                          {"poll_id": poll_id, "token": token, "value": value, "at": time.time()})
 
     def poll_values(self, poll_id: int) -> list[float]:
+        poll_id = checks.row_id(poll_id, "poll_id")
         with self._read() as conn:
             return list(conn.execute(select(poll_answers.c.value).where(poll_answers.c.poll_id == poll_id)
                                      .order_by(poll_answers.c.at)).scalars())
 
     def close_poll(self, poll_id: int, measured: float | None = None) -> None:
         measured = None if measured is None else checks.number(measured, "measured")
+        poll_id = checks.row_id(poll_id, "poll_id")
         with self._write() as conn:
             done = conn.execute(update(polls).where(polls.c.id == poll_id)
                                 .values(state="closed", measured=measured, closed_at=time.time()))

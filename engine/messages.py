@@ -31,10 +31,14 @@ MESSAGES: dict[str, str] = {
     "config.token_beyond_vocab": "request {request_id} has token ids beyond this model's vocabulary ({vocab_size}): "
                                  "it was recorded with another model; switch the model in the sidebar",
     # sampling parameters
-    "sampling.temperature": "temperature must be >= 0 (got {value})",
-    "sampling.top_p": "top_p must be in (0, 1] (got {value})",
-    "sampling.top_k": "top_k must be 0 (off) or positive (got {value})",
-    "sampling.max_tokens": "max_tokens must be at least 1 (got {value})",
+    "sampling.temperature": "temperature must be a finite number >= 0 (got {value})",
+    "sampling.top_p": "top_p must be a number in (0, 1] (got {value})",
+    "sampling.top_k": "top_k must be -1 or 0 (off), or an integer of at least 1 (got {value})",
+    "sampling.max_tokens": "max_tokens must be an integer of at least 1 (got {value})",
+    "sampling.seed": "seed must be an integer from {low} to {high} (got {value})",
+    "sampling.ignore_eos": "ignore_eos must be true or false (got {value})",
+    "sampling.stop_token_ids": "stop_token_ids must be at most {limit} token ids (got {value})",
+    "sampling.stop": "stop must be at most {limit} strings of at most {max_len} characters each (got {value})",
     # why a request was turned away (Request.error_code)
     "reject.empty_prompt": "the prompt is empty",
     "reject.prompt_too_long": "the prompt has {n} tokens but max_model_len is {limit}: shorten it by {excess} tokens",
@@ -69,7 +73,7 @@ MESSAGES: dict[str, str] = {
     "trace.prompt_ids": "line {line}: request {request_id}: prompt_token_ids must be a non-empty list of "
                         "non-negative integers",
     "trace.prompt_too_long": "line {line}: request {request_id}: prompt of {n} tokens is over the {limit} limit",
-    "trace.arrival_step": "line {line}: request {request_id}: arrival_step must be an integer >= 0",
+    "trace.arrival_step": "line {line}: request {request_id}: arrival_step must be an integer from 0 to {limit}",
     "trace.priority": "line {line}: request {request_id}: priority must be an integer",
     "trace.request_class": "line {line}: request {request_id}: request_class must be a string",
     "trace.prompt": "line {line}: request {request_id}: prompt must be a string or null",

@@ -94,7 +94,8 @@ def test_nonsense_configs_are_refused_clearly(random_small, kwargs, message):
 
 
 def test_bad_sampling_params():
-    for kw in (dict(temperature=-1), dict(top_p=0), dict(top_k=-1), dict(max_tokens=0)):
+    for kw in (dict(temperature=-1), dict(temperature=float("nan")), dict(top_p=0), dict(top_k=-2),
+               dict(max_tokens=0), dict(seed=2 ** 64), dict(stop=["x"] * 33)):
         with pytest.raises(ConfigError):
             SamplingParams(**kw)
 

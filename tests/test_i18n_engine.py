@@ -47,7 +47,7 @@ def test_a_trace_error_inside_a_request_nests_the_sampling_message():
     with pytest.raises(TraceError) as e:
         read_trace(bad)
     assert e.value.code == "trace.request_invalid"
-    assert str(e.value) == "line 2: request a: temperature must be >= 0 (got -1)"
+    assert str(e.value) == "line 2: request a: temperature must be a finite number >= 0 (got -1)"
     assert e.value.message.params["detail"] == EngineMessage("sampling.temperature", {"value": -1})
 
 

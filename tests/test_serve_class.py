@@ -29,14 +29,23 @@ def test_a_class_is_refused_without_a_passcode(no_passcode):
 
 
 def test_with_a_passcode_a_class_listens_on_every_interface_and_says_where(no_passcode, monkeypatch):
-    monkeypatch.setenv(passcode.ENV, "room 12")
+    monkeypatch.setenv(passcode.ENV, "room 12b")
     args, banner = serve.streamlit_args(["--class", "--server.port", "8600"])
     assert "--class" not in args and serve.option(args, "--server.address") == "0.0.0.0"
     assert "listening on 0.0.0.0:8600" in banner and f"Students open http://{serve.lan_address()}:8600" in banner
 
 
+@pytest.mark.parametrize("short", ["room 12", "1234", "a"])
+def test_a_class_is_refused_with_a_passcode_under_8_characters(no_passcode, monkeypatch, short):
+    monkeypatch.setenv(passcode.ENV, short)
+    with pytest.raises(SystemExit) as refused:
+        serve.streamlit_args(["--class", "--server.port", "8600"])
+    message = str(refused.value.code)
+    assert f"has {len(short)} characters; it needs at least 8" in message and "至少需要 8 个" in message
+
+
 def test_without_the_class_flag_the_lab_stays_on_localhost(no_passcode, monkeypatch):
-    monkeypatch.setenv(passcode.ENV, "room 12")  # a passcode alone does not open the lab to the network
+    monkeypatch.setenv(passcode.ENV, "room 12b")  # a passcode alone does not open the lab to the network
     args, banner = serve.streamlit_args(["--server.port", "8601"])
     assert serve.option(args, "--server.address") == "127.0.0.1" and "http://127.0.0.1:8601" in banner
 

@@ -160,8 +160,8 @@ BAD = [
     ("max_tokens never fits the cache", {"prompt": "x", "max_tokens": 500}, 400, f"whole cache has {NUM_BLOCKS}"),
     ("max_tokens of the wrong type", {"prompt": "x", "max_tokens": "lots"}, 400, "'max_tokens'"),
     ("temperature of the wrong type", {"prompt": "x", "temperature": "hot"}, 400, "'temperature'"),
-    ("negative temperature", {"prompt": "x", "temperature": -1}, 400, "temperature must be >= 0"),
-    ("zero max_tokens", {"prompt": "x", "max_tokens": 0}, 400, "max_tokens must be at least 1"),
+    ("negative temperature", {"prompt": "x", "temperature": -1}, 400, "'temperature': Input should be greater"),
+    ("zero max_tokens", {"prompt": "x", "max_tokens": 0}, 400, "'max_tokens': Input should be greater"),
     ("missing prompt", {"max_tokens": 3}, 400, "'prompt'"),
     ("n other than 1", {"prompt": "x", "n": 2}, 400, "n must be 1"),
     ("oversized body", {"prompt": "x" * 5000}, 413, "at most 4096"),
@@ -220,25 +220,6 @@ def test_a_full_waiting_queue_answers_503_with_retry_after(tiny):
         assert "--max-waiting 1" in r.json()["error"]["message"]
         running.join(60), waiting.join(60)
         assert results["running"].status_code == results["waiting"].status_code == 200
-
-
-def test_a_dead_engine_process_fails_requests_in_flight_and_the_server_says_so(tiny):
-    """The engine steps in a process of its own: if it dies, clients get an answer, not a hang."""
-    app = make_app("tiny", loaded=tiny, max_num_seqs=2)
-    engine = app.state.engine
-    with ServerThread(app) as url:
-        assert httpx.get(url + "/health").status_code == 200
-        with httpx.stream("POST", url + "/v1/completions", timeout=60,
-                          json={"prompt": "Once", "max_tokens": 400, "ignore_eos": True, "stream": True}) as r:
-            lines = r.iter_lines()
-            while not next(lines).startswith("data:"):
-                pass
-            engine.proc.kill()
-            rest = list(lines)
-        assert any("the engine process stopped" in line for line in rest), rest[-3:]
-        assert wait_until(lambda: httpx.get(url + "/health").status_code == 503)
-        r = httpx.post(url + "/v1/completions", json={"prompt": "x", "max_tokens": 2})
-        assert r.status_code == 503 and "not running" in r.json()["error"]["message"]
 
 
 def test_serve_exits_with_a_message_when_the_engine_cannot_start():

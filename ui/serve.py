@@ -32,6 +32,13 @@ NO_PASSCODE = f"""Refusing to serve a class: no instructor passcode is set.
   设置后再启动：   SERVING_LAB_PASSCODE='自选口令' make class
   或在 .streamlit/secrets.toml 中写入   instructor_passcode = "自选口令"
 (env {passcode.ENV})"""
+MIN_PASSCODE = 8  # with attempts slowed after five misses (ui/instructor/attempts.py), 8 characters resist a room
+SHORT_PASSCODE = f"""Refusing to serve a class: the instructor passcode has {{n}} characters; it needs at least \
+{MIN_PASSCODE}.
+  Anyone on the room's network can try passcodes against this lab: choose a longer one, then start again:
+    SERVING_LAB_PASSCODE='a longer passcode' make class
+拒绝为课堂开放服务：教师口令只有 {{n}} 个字符，至少需要 {MIN_PASSCODE} 个。
+  同一网络中的任何人都能尝试口令：请换一个更长的口令后再启动。"""
 
 
 def option(args: list[str], name: str) -> str | None:
@@ -66,8 +73,11 @@ def streamlit_args(args: list[str]) -> tuple[list[str], str]:
         if address is None:
             args += ["--server.address", LOCAL]
         return args, f"Serving Lab on http://{address or LOCAL}:{port} (this machine only; `make class` serves a room)"
-    if passcode.configured() is None:
+    configured = passcode.configured()
+    if configured is None:
         raise SystemExit(NO_PASSCODE)
+    if len(configured) < MIN_PASSCODE:
+        raise SystemExit(SHORT_PASSCODE.format(n=len(configured)))
     if address is None:
         args += ["--server.address", ROOM]
     url = f"http://{lan_address()}:{port}"

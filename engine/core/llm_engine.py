@@ -211,11 +211,13 @@ class LLMEngine:
         t_model = time.perf_counter()
         ops = self.block_manager.drain_ops()
         self.runner.apply_cache_ops(ops)  # swap out/in, copy-on-write: before anything is written
-        sampled, slot_mapping = (self.runner.run(out.scheduled, self.block_manager)  # 2. run the model
-                                 if out.scheduled else ({}, []))
+        sampled, slot_mapping, out.failed = (self.runner.run(out.scheduled, self.block_manager)  # 2. run the model
+                                             if out.scheduled else ({}, [], {}))
         model_time = time.perf_counter() - t_model
         finished = self.scheduler.postprocess(out, sampled, step, self.now(),  # 3. postprocess
                                               self.eos_token_ids, self.config.max_model_len)
+        for request_id, why in out.failed.items():  # one request failed: it ends alone, the batch goes on
+            self.abort(request_id, why)
 
         self._watch_for_stall(out)
         rejected, self.rejected_unreported = self.rejected_unreported, []

@@ -47,10 +47,12 @@ class ModelRunner:
                 k[dst].copy_(k[src])
                 v[dst].copy_(v[src])
 
-    def run(self, scheduled: list[ScheduledRequest], block_manager: KVAllocator) -> tuple[dict[str, int], list[int]]:
+    def run(self, scheduled: list[ScheduledRequest],
+            block_manager: KVAllocator) -> tuple[dict[str, int], list[int], dict[str, str]]:
         """One forward pass over every scheduled token.
 
-        Returns {request_id: sampled token} and the slot_mapping used (for the views)."""
+        Returns {request_id: sampled token}, the slot_mapping used (for the views), and {request_id: why its
+        sampling failed} for the requests that got no token."""
         input_ids, positions, slot_mapping, logits_indices = [], [], [], []
         query_lens, seq_lens, block_tables = [], [], []
         for item in scheduled:
@@ -74,6 +76,7 @@ class ModelRunner:
                                               as_tensor(logits_indices))
         sampling = [item.request for item in scheduled if item.samples]
         if not sampling:
-            return {}, slot_mapping
-        tokens = sample(logits, [r.sampling_params for r in sampling], [r.generator for r in sampling])
-        return {r.request_id: t for r, t in zip(sampling, tokens)}, slot_mapping
+            return {}, slot_mapping, {}
+        tokens, failed = sample(logits, [r.sampling_params for r in sampling], [r.generator for r in sampling])
+        return ({r.request_id: t for row, (r, t) in enumerate(zip(sampling, tokens)) if row not in failed},
+                slot_mapping, {sampling[row].request_id: why for row, why in failed.items()})

@@ -34,6 +34,7 @@ class SchedulerOutput:
     admitted: list[str] = field(default_factory=list)
     preempted: list[str] = field(default_factory=list)
     blocked: dict[str, str] = field(default_factory=dict)  # head of the queue -> why it could not start
+    failed: dict[str, str] = field(default_factory=dict)  # ran, but its sampling failed -> why (the runner's)
 
 
 class Scheduler:
@@ -138,14 +139,15 @@ class Scheduler:
 
     def postprocess(self, out: SchedulerOutput, sampled: dict[str, int], step: int, now: float,
                     eos_token_ids: tuple[int, ...], max_model_len: int) -> list[Request]:
-        """Advance each request by what ran; append sampled tokens; finish those that stop."""
+        """Advance each request by what ran; append sampled tokens; finish those that stop. Those in
+        `out.failed` got no token (the engine aborts them next)."""
         finished = []
         for item in out.scheduled:
             request = item.request
             request.num_computed_tokens += item.num_new_tokens
             self.block_manager.commit(request)
-            if not item.samples:
-                continue  # a prefill chunk that does not reach the end yet
+            if not item.samples or request.request_id in out.failed:
+                continue  # a prefill chunk that does not reach the end yet, or a failed sampling
             request.append_token(sampled[request.request_id], step, now)
             reason = request.check_stop(eos_token_ids, max_model_len)
             if reason is not None:

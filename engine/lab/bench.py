@@ -139,6 +139,8 @@ def summary_text(result: RunResult, name: str) -> str:
         f"preemptions {s['preemptions']} ({s['recomputed_tokens']} tokens recomputed, "
         f"{s['blocks_swapped']} blocks swapped)",
     ]
+    if s.get("stopped"):
+        lines.append(f"stopped early: {s['stopped']}")
     for cls, d in s["by_class"].items():
         slo = d["slo_attainment"]
         lines.append(f"  class {cls}: {d['num_requests']} requests, TTFT p50 {_fmt(d['ttft_steps']['p50'])} steps, "

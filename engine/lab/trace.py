@@ -11,10 +11,12 @@ the line of the first problem.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterable
 
+from engine.json_input import JSONInputError, loads
 from engine.messages import EngineError
 from engine.core.request import SLO, Request, ServiceClass
 from engine.sampling_params import SamplingParams
@@ -27,6 +29,9 @@ VERSION = 1
 MAX_TRACE_BYTES = 64 * 1024 * 1024
 MAX_REQUESTS = 20_000
 MAX_PROMPT_TOKENS = 1_000_000
+MAX_ARRIVAL_STEP = 100_000  # run_requests' step limit: a request arriving later could never run
+MAX_INT = 2 ** 31 - 1  # priorities and SLOs beyond it mean nothing
+MAX_NAME_CHARS = 256
 
 
 class TraceError(EngineError):
@@ -96,10 +101,10 @@ def read_trace(source: str | Path | bytes) -> Trace:
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise TraceError("trace.bad_json", line=lineno, column=e.colno) from None  # not e.msg: English
+        try:  # bounded: no NaN, no nesting past MAX_JSON_DEPTH, no integer past Python's digit limit
+            obj = loads(line)
+        except JSONInputError as e:
+            raise TraceError("trace.bad_json", line=lineno, column=e.column or 1) from None  # not e.detail: English
         if not isinstance(obj, dict):
             raise TraceError("trace.not_object", line=lineno, type=type(obj).__name__)
         kind = obj.get("kind")
@@ -120,7 +125,7 @@ def read_trace(source: str | Path | bytes) -> Trace:
         elif kind == "snapshot":
             try:
                 snapshots.append(StepSnapshot.from_dict({k: v for k, v in obj.items() if k != "kind"}))
-            except (TypeError, KeyError, AttributeError, ValueError) as e:
+            except (TypeError, KeyError, AttributeError, ValueError, OverflowError, IndexError) as e:
                 raise TraceError("trace.bad_snapshot", line=lineno, detail=str(e)) from None
         else:
             raise TraceError("trace.unknown_kind", line=lineno, kind=kind)
@@ -140,26 +145,34 @@ def _parse_request(obj: dict, lineno: int) -> TraceRequest:
     if not isinstance(rid, str) or not rid:
         fail("trace.request_id")
     ids = obj.get("prompt_token_ids")
-    if not isinstance(ids, list) or not ids or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0
-                                                       for t in ids):
+    if not isinstance(ids, list) or not ids or not all(isinstance(t, int) and not isinstance(t, bool)
+                                                       and 0 <= t <= MAX_INT for t in ids):
         fail("trace.prompt_ids")
     if len(ids) > MAX_PROMPT_TOKENS:
         fail("trace.prompt_too_long", n=len(ids), limit=MAX_PROMPT_TOKENS)
     arrival = obj.get("arrival_step", 0)
-    if not isinstance(arrival, int) or isinstance(arrival, bool) or arrival < 0:
-        fail("trace.arrival_step")
+    if not isinstance(arrival, int) or isinstance(arrival, bool) or not 0 <= arrival <= MAX_ARRIVAL_STEP:
+        fail("trace.arrival_step", limit=MAX_ARRIVAL_STEP)
     priority = obj.get("priority", 0)
-    if not isinstance(priority, int) or isinstance(priority, bool):
+    if not isinstance(priority, int) or isinstance(priority, bool) or abs(priority) > MAX_INT:
         fail("trace.priority")
     cls = obj.get("request_class", "default")
-    if not isinstance(cls, str):
+    if not isinstance(cls, str) or len(cls) > MAX_NAME_CHARS:
         fail("trace.request_class")
     prompt = obj.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
         fail("trace.prompt")
+    params, slo = obj.get("sampling_params") or {}, obj.get("slo") or {}
+    if not isinstance(params, dict) or not isinstance(slo, dict):
+        fail("trace.request_invalid", detail="sampling_params and slo must be JSON objects")
     try:
-        params = SamplingParams(**(obj.get("sampling_params") or {}))
-        slo = SLO(**(obj.get("slo") or {}))
+        params = SamplingParams(**params)  # the bounds every door shares (engine/sampling_params.py)
+        slo = SLO(**slo)
     except (TypeError, ValueError) as e:
-        fail("trace.request_invalid", detail=e.message if isinstance(e, EngineError) and e.message else str(e))
+        fail("trace.request_invalid", detail=e.message if isinstance(e, EngineError) and e.message else str(e)[:200])
+    for name, value in vars(slo).items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or not 0 <= value <= MAX_INT
+                                  or (name.endswith("_steps") and not isinstance(value, int))):
+            fail("trace.request_invalid", detail=f"slo.{name} must be a number from 0 to {MAX_INT} or null")
     return TraceRequest(rid, ids, params, arrival, cls, priority, slo, prompt)

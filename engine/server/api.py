@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -17,40 +18,15 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from engine.core.llm_engine import encode
+from engine.server import edge, openapi
 from engine.server.async_engine import AsyncEngine, EngineDead, Overloaded
+from engine.server.edge import MAX_BODY_BYTES, read_json
+from engine.server.generation import Generation
+from engine.server.openapi import Health, body_and_errors
 from engine.server.protocol import APIError, ChatCompletionRequest, CompletionRequest, parse
 
-MAX_BODY_BYTES = 1 << 20
-
-
-class Generation:
-    """One request's text as it grows: incremental detokenization and stop strings."""
-
-    def __init__(self, tokenizer, stop: list[str]):
-        self.tokenizer, self.stop = tokenizer, stop
-        self.token_ids: list[int] = []
-        self.text = ""  # handed to the client so far
-        self.finish_reason: str | None = None
-        self.num_prompt_tokens = 0
-
-    def add(self, token_ids: list[int], final: bool) -> str:
-        """The next piece of text to send (a piece that ends inside a UTF-8 character waits)."""
-        self.token_ids += token_ids
-        full = self.tokenizer.decode(self.token_ids)
-        for s in self.stop:
-            at = full.find(s, max(0, len(self.text) - len(s)))
-            if at >= 0:
-                full, self.finish_reason = full[:at], "stop"
-                final = True
-        if not final and full.endswith("\ufffd"):
-            return ""
-        piece, self.text = full[len(self.text):], full
-        return piece
-
-    def usage(self) -> dict:
-        n = len(self.token_ids)
-        return {"prompt_tokens": self.num_prompt_tokens, "completion_tokens": n,
-                "total_tokens": self.num_prompt_tokens + n}
+RETRY_AFTER = {"Retry-After": "1"}
+log = logging.getLogger("engine.server")
 
 
 @dataclass
@@ -65,6 +41,15 @@ class Reply:
     chat: bool
 
 
+def delta_error(delta) -> APIError:
+    """A stream that ended with an error, as the API's error: refused 400, failed 500, the core gone 503."""
+    if delta.status == 503:
+        return APIError(503, delta.error, "ServiceUnavailableError", headers=RETRY_AFTER)
+    if delta.status == 500:
+        return APIError(500, delta.error, "InternalServerError")
+    return APIError(400, f"request refused: {delta.error}", param="max_tokens" if "max_tokens" in delta.error else None)
+
+
 def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
     tokenizer = engine.info.tokenizer
     max_model_len = engine.info.max_model_len
@@ -77,25 +62,8 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
 
     app = FastAPI(title="Serving Lab engine", lifespan=lifespan)
     app.state.engine = engine
-
-    @app.exception_handler(APIError)
-    async def api_error(request, e: APIError):
-        return JSONResponse(e.body(), status_code=e.status, headers=e.headers)
-
-    async def read_json(request: Request):
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > max_body_bytes:
-            raise APIError(413, f"the request body is {declared} bytes; this server takes at most {max_body_bytes}",
-                           "RequestEntityTooLarge")
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > max_body_bytes:
-                raise APIError(413, f"the request body is over {max_body_bytes} bytes", "RequestEntityTooLarge")
-        try:
-            return json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise APIError(400, f"the request body is not valid JSON: {e}") from e
+    edge.install(app)
+    openapi.install(app)
 
     def check_model(name: str | None) -> None:
         if name is not None and name != served_model_name:
@@ -104,9 +72,7 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
 
     def prompt_ids(prompt) -> list[int]:
         if isinstance(prompt, list) and prompt and isinstance(prompt[0], str):
-            if len(prompt) != 1:
-                raise APIError(400, f"send one prompt per request (got a list of {len(prompt)})", param="prompt")
-            prompt = prompt[0]
+            prompt = prompt[0]  # the schema allows a list of one
         ids = encode(tokenizer, prompt) if isinstance(prompt, str) else list(prompt)
         if not prompt or not ids:
             raise APIError(400, "the prompt is empty", param="prompt")
@@ -119,19 +85,14 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
         return ids
 
     async def generate(request: Request, req, ids: list[int], max_tokens: int | None, chat: bool):
-        if max_tokens is None:
+        if max_tokens is None:  # OpenAI: no limit but the context
             max_tokens = max(1, max_model_len - len(ids))
-        if max_tokens < 1:
-            raise APIError(400, f"max_tokens must be at least 1 (got {max_tokens})", param="max_tokens")
         params = req.sampling_params(max_tokens)
         try:
             stream = engine.submit(ids, params, req.priority)
-        except Overloaded as e:
-            raise APIError(503, str(e), "ServiceUnavailableError", headers={"Retry-After": "1"}) from e
-        except EngineDead as e:
-            raise APIError(503, str(e), "ServiceUnavailableError") from e
-        gen = Generation(tokenizer, req.stop_strings)
-        gen.num_prompt_tokens = len(ids)
+        except (Overloaded, EngineDead) as e:
+            raise APIError(503, str(e), "ServiceUnavailableError", headers=RETRY_AFTER) from e
+        gen = Generation(tokenizer, params.stop, len(ids))
         deltas = stream.__aiter__()
         try:  # the first delta says whether the engine took the request: errors before any byte is sent
             first = await anext(deltas)
@@ -139,8 +100,7 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
             engine.abort(stream.request_id)
             raise
         if first.error:
-            raise APIError(400, f"request refused: {first.error}",
-                           param="max_tokens" if "max_tokens" in first.error else None)
+            raise delta_error(first)
         reply = Reply(("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex, stream, deltas, first, gen, chat)
         if req.stream:
             return StreamingResponse(sse(reply, req), media_type="text/event-stream")
@@ -153,12 +113,15 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
         try:
             delta = first
             while True:
-                gen.add(delta.token_ids, bool(delta.finish_reason))
                 if delta.error:
-                    raise APIError(500, delta.error, "InternalServerError")
+                    raise delta_error(delta)
+                gen.add(delta.token_ids, bool(delta.finish_reason))
                 if delta.finish_reason or gen.finish_reason:
                     break
                 delta = await anext(deltas)
+        except BaseException:  # an error, a stop-string check that failed: this request alone ends
+            engine.abort(stream.request_id)
+            raise
         finally:
             watcher.cancel()
         if gen.finish_reason:  # a stop string ended it before the engine did
@@ -197,7 +160,7 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
             delta = first
             while True:
                 if delta.error:
-                    yield f"data: {json.dumps(APIError(500, delta.error, 'InternalServerError').body())}\n\n"
+                    yield f"data: {json.dumps(delta_error(delta).body())}\n\n"
                     break
                 reason = delta.finish_reason
                 for i, token in enumerate(delta.token_ids):  # one chunk per token, as vLLM streams
@@ -221,35 +184,44 @@ def build_app(engine: AsyncEngine, served_model_name: str, max_body_bytes: int =
                          "usage": gen.usage()}
                 yield f"data: {json.dumps(usage)}\n\n"
             yield "data: [DONE]\n\n"
+        except Exception as e:  # headers are sent: the error goes in the stream, and only this stream ends
+            log.exception("stream %s failed", rid)
+            failure = APIError(500, f"internal error ({type(e).__name__}); see the server log", "InternalServerError")
+            yield f"data: {json.dumps(failure.body())}\n\n"
         finally:  # the client went away (or we are done): an unfinished request is aborted, its blocks freed
             if not finished:
                 engine.abort(stream.request_id)
 
-    @app.post("/v1/completions")
+    @app.post("/v1/completions", **body_and_errors(CompletionRequest))
     async def completions(request: Request):
-        req = parse(CompletionRequest, await read_json(request))
+        req = parse(CompletionRequest, await read_json(request, max_body_bytes))
         check_model(req.model)
         return await generate(request, req, prompt_ids(req.prompt), req.max_tokens, chat=False)
 
-    @app.post("/v1/chat/completions")
+    @app.post("/v1/chat/completions", **body_and_errors(ChatCompletionRequest))
     async def chat_completions(request: Request):
-        req = parse(ChatCompletionRequest, await read_json(request))
+        req = parse(ChatCompletionRequest, await read_json(request, max_body_bytes))
         check_model(req.model)
         messages = [{"role": m.role, "content": m.text()} for m in req.messages]
         ids = prompt_ids(tokenizer.apply_chat_template(messages, add_generation_prompt=True))
-        return await generate(request, req, ids, req.max_completion_tokens or req.max_tokens, chat=True)
+        return await generate(request, req, ids, req.output_limit, chat=True)
 
     @app.get("/v1/models")
     async def models():
         return {"object": "list", "data": [{"id": served_model_name, "object": "model", "created": int(time.time()),
-                                            "owned_by": "serving-lab", "root": engine.info.source,
+                                            "owned_by": "serving-lab", "root": served_model_name,
                                             "max_model_len": max_model_len}]}
 
-    @app.get("/health")
+    @app.get("/health", response_model=None, responses={200: {"model": Health}, 503: {"model": Health}})
     async def health():
-        return Response(status_code=200 if engine.alive else 503)
+        """200 while the core answers; 503 (with what happened) while it is being restarted."""
+        body = engine.core.health()
+        if engine.alive:
+            return JSONResponse(body)
+        return JSONResponse(body, status_code=503, headers=RETRY_AFTER)
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}},
+                                                                 "description": "Prometheus text, vLLM's names"}})
     async def metrics():
         return Response(engine.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 

@@ -12,19 +12,16 @@ import asyncio
 import itertools
 from dataclasses import dataclass
 
-from engine.server.engine_core import CoreInfo, CoreOutput, CoreStats, start_engine_core
+from engine.server.engine_core import CoreInfo, CoreOutput, CoreStats
 from engine.server.metrics import ServerMetrics
+from engine.server.supervisor import HEARTBEAT_TIMEOUT_S, EngineDead, make_supervisor
 
 FINISHED_REASON = {"stop": "stop", "length": "length", "aborted": "abort"}  # vllm:request_success labels
-STARTUP_TIMEOUT_S = 600  # loading SmolLM2 the first time dequantizes its GGUF file
+__all__ = ["AsyncEngine", "Delta", "EngineDead", "Overloaded", "RequestStream"]
 
 
 class Overloaded(Exception):
     """The waiting queue is full: answer 503 with Retry-After."""
-
-
-class EngineDead(RuntimeError):
-    """The core process failed to start or is gone."""
 
 
 @dataclass
@@ -32,7 +29,8 @@ class Delta:
     token_ids: list[int]
     num_prompt_tokens: int
     finish_reason: str | None = None  # set on the last delta
-    error: str | None = None  # the engine refused the request (too long, cannot fit the cache)
+    error: str | None = None  # why it ended without finishing (see `status`)
+    status: int = 400  # with an error: 400 refused (too long, cannot fit), 500 failed in a step, 503 core gone
 
 
 class RequestStream:
@@ -50,26 +48,26 @@ class RequestStream:
 
 class AsyncEngine:
     """Starts the core process at once and waits for it to load the model, so `info` (tokenizer,
-    max_model_len) is known before the app is built; `start()` (on the event loop) begins reading it."""
+    max_model_len) is known before the app is built; `start()` (on the event loop) begins reading it and
+    watching it (supervisor.py restarts a core that dies or stops answering)."""
 
-    def __init__(self, model: str, config, model_name: str, max_waiting: int = 1024, loaded=None):
+    def __init__(self, model: str, config, model_name: str, max_waiting: int = 1024, loaded=None,
+                 heartbeat_timeout_s: float = HEARTBEAT_TIMEOUT_S):
         self.model_name = model_name
         self.max_waiting = max_waiting
+        self.max_num_seqs = config.max_num_seqs
         self.metrics = ServerMetrics(model_name)
-        self.unscheduled: set[str] = set()  # submitted, not yet given a first step: the waiting queue
-        self.stats: CoreStats | None = None  # the core's latest report
+        self.num_submitted = 0  # to this core: with its num_added, what it has not seen yet
         self._streams: dict[str, RequestStream] = {}
         self._ids = itertools.count()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self.proc, self._conn = start_engine_core(model, loaded, config)
-        if not self._conn.poll(STARTUP_TIMEOUT_S):
-            self.proc.kill()
-            raise EngineDead(f"the engine did not load {model} within {STARTUP_TIMEOUT_S} s")
-        kind, payload = self._conn.recv()
-        if kind == "failed":
-            self.proc.join(timeout=10)
-            raise EngineDead(payload)
-        self.info: CoreInfo = payload
+        self.core = make_supervisor(model, loaded, config, heartbeat_timeout_s)
+        self.core.on_message, self.core.on_down, self.core.on_up = self._on_message, self._on_down, self._on_up
+        self.info: CoreInfo = self.core.info
+        self.stats: CoreStats = self._idle_stats()  # the core's latest report
+
+    @property
+    def proc(self):
+        return self.core.proc
 
     @property
     def in_flight(self) -> int:
@@ -78,65 +76,74 @@ class AsyncEngine:
 
     @property
     def alive(self) -> bool:
-        return self.proc.is_alive() and not self._conn.closed
+        return self.core.ready and self.core.proc.is_alive()
+
+    @property
+    def num_waiting(self) -> int:
+        """Requests waiting for a slot, as of the core's last report plus what it has not seen yet: those fill
+        free slots first, so an idle server never counts one as waiting."""
+        s = self.stats
+        unseen = self.num_submitted - s.num_added
+        if s.waiting:  # some already wait (no free slot, or no room in the cache): the unseen wait too
+            return s.waiting + unseen
+        return max(0, unseen - (self.max_num_seqs - s.running))
+
+    def _idle_stats(self) -> CoreStats:
+        return CoreStats(0, 0, self.info.num_blocks, self.info.num_blocks, 0)
 
     # --- on the event loop -------------------------------------------------------------
     def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._loop.add_reader(self._conn.fileno(), self._on_readable)
+        self.core.attach()
 
     def stop(self) -> None:
-        if self._loop is not None and not self._conn.closed:
-            self._loop.remove_reader(self._conn.fileno())
-        try:
-            self._conn.send(("stop",))
-        except (OSError, ValueError):
-            pass
-        self.proc.join(timeout=10)
-        if self.proc.is_alive():
-            self.proc.kill()
-        self._conn.close()
+        self.core.stop()
 
     def submit(self, prompt_token_ids: list[int], params, priority: int = 0) -> RequestStream:
         if not self.alive:
-            raise EngineDead("the engine process is not running")
-        if len(self.unscheduled) >= self.max_waiting:
-            raise Overloaded(f"{len(self.unscheduled)} requests are already waiting (--max-waiting "
+            raise EngineDead(self.core.unavailable() if self.core.last_failure else "the engine is not running")
+        if self.num_waiting >= self.max_waiting:
+            raise Overloaded(f"{self.num_waiting} requests are already waiting for a slot (--max-waiting "
                              f"{self.max_waiting}); retry shortly")
         stream = RequestStream(f"req-{next(self._ids)}")
+        self.core.send(("add", stream.request_id, prompt_token_ids, params, priority))
         self._streams[stream.request_id] = stream
-        self.unscheduled.add(stream.request_id)
-        self._conn.send(("add", stream.request_id, prompt_token_ids, params, priority))
+        self.num_submitted += 1
         return stream
 
     def abort(self, request_id: str) -> None:
-        if request_id in self._streams and self.alive:
-            self._conn.send(("abort", request_id))
+        if request_id in self._streams and self.core.ready:
+            try:
+                self.core.send(("abort", request_id))
+            except EngineDead:  # the supervisor has failed the request already
+                pass
 
-    def _on_readable(self) -> None:
-        try:
-            while self._conn.poll():
-                _, outputs, stats = self._conn.recv()
-                self._on_step(outputs, stats)
-        except (EOFError, OSError):  # the core died: fail what is in flight, answer no more
-            self._loop.remove_reader(self._conn.fileno())
-            self._conn.close()
-            for stream in self._streams.values():
-                stream.queue.put_nowait(Delta([], 0, error="the engine process stopped; see the server log"))
-            self._streams.clear()
-            self.unscheduled.clear()
+    def _on_message(self, msg: tuple) -> None:
+        if msg[0] == "step":
+            self._on_step(msg[1], msg[2])
+
+    def _on_down(self, reason: str) -> None:
+        """The core is gone: every request in flight (running or queued) gets 503, the gauges go to zero."""
+        for stream in self._streams.values():
+            stream.queue.put_nowait(Delta([], 0, error=f"{reason}; the engine core is restarting, retry shortly",
+                                          status=503))
+        self._streams.clear()
+        self.num_submitted = 0
+        self._set_gauges(self._idle_stats())
+
+    def _on_up(self, info: CoreInfo) -> None:
+        self.info = info
+        self._set_gauges(self._idle_stats())
 
     def _on_step(self, outputs: list[CoreOutput], stats: CoreStats) -> None:
-        self.stats = stats
+        self._set_gauges(stats)
         self._count_step(stats)
         for out in outputs:
-            self.unscheduled.discard(out.request_id)
             stream = self._streams.get(out.request_id)
             if stream is None:
                 continue
             finished = out.finish_reason is not None or out.error is not None
             if out.error:
-                delta = Delta([], out.num_prompt_tokens, error=out.error)
+                delta = Delta([], out.num_prompt_tokens, error=out.error, status=500 if out.failed else 400)
             else:
                 self._count_tokens(out)
                 delta = Delta(out.new_token_ids, out.num_prompt_tokens, FINISHED_REASON.get(out.finish_reason,
@@ -148,11 +155,14 @@ class AsyncEngine:
                 del self._streams[out.request_id]
 
     # --- metrics -------------------------------------------------------------------------
+    def _set_gauges(self, s: CoreStats) -> None:
+        self.stats = s
+        self.metrics.running.set(s.running)
+        self.metrics.waiting.set(s.waiting)
+        self.metrics.kv_usage.set(s.kv_usage)
+
     def _count_step(self, s: CoreStats) -> None:
         m = self.metrics
-        m.running.set(s.running)
-        m.waiting.set(s.waiting)
-        m.kv_usage.set(s.kv_usage)
         m.preemptions.inc(s.preempted)
         m.prompt_tokens.inc(s.prompt_tokens)
         m.generation_tokens.inc(s.generation_tokens)

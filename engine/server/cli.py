@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from engine.config import DTYPE_NAMES, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
+from engine.server.supervisor import HEARTBEAT_TIMEOUT_S
 
 DEFAULT_PORT = 8000
 
@@ -35,7 +36,9 @@ def add_serve_parser(sub, add_engine_args, engine_kwargs) -> None:
     p.add_argument("--dtype", choices=DTYPE_NAMES, default=default("dtype"),
                    help="auto: bfloat16 on a GPU, float32 on the CPU")
     p.add_argument("--max-waiting", type=int, default=1024,
-                   help="requests allowed to wait for a first step; beyond it: 503 with Retry-After")
+                   help="requests allowed to wait for a slot; beyond it: 503 with Retry-After")
+    p.add_argument("--heartbeat-timeout", type=float, default=HEARTBEAT_TIMEOUT_S,
+                   help="seconds of silence after which the engine core is taken for stopped and restarted")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20)
     p.set_defaults(func=cmd_serve, engine_kwargs=engine_kwargs)
 
@@ -51,15 +54,17 @@ def engine_config_kwargs(args, engine_kwargs) -> dict:
 
 def make_app(model: str, served_model_name: str | None = None, max_waiting: int = 1024,
              max_body_bytes: int = 1 << 20, loaded=None, **engine_kwargs):
-    """The FastAPI app for a model name (or an already loaded model) and EngineConfig keywords; the engine
-    loads and steps in a process of its own (engine_core.py)."""
+    """The FastAPI app for a model name (or an already loaded model) and EngineConfig keywords (and
+    `heartbeat_timeout_s`, the supervisor's); the engine loads and steps in a process of its own."""
     from engine import EngineConfig
     from engine.server.api import build_app
     from engine.server.async_engine import AsyncEngine
 
+    heartbeat_timeout_s = engine_kwargs.pop("heartbeat_timeout_s", HEARTBEAT_TIMEOUT_S)
     config = EngineConfig(**engine_kwargs).validate()
     name = served_model_name or model
-    return build_app(AsyncEngine(model, config, name, max_waiting, loaded), name, max_body_bytes)
+    engine = AsyncEngine(model, config, name, max_waiting, loaded, heartbeat_timeout_s)
+    return build_app(engine, name, max_body_bytes)
 
 
 def cmd_serve(args) -> int:
@@ -69,7 +74,7 @@ def cmd_serve(args) -> int:
 
     try:
         app = make_app(args.model, args.served_model_name, args.max_waiting, args.max_body_bytes,
-                       **engine_config_kwargs(args, args.engine_kwargs))
+                       heartbeat_timeout_s=args.heartbeat_timeout, **engine_config_kwargs(args, args.engine_kwargs))
     except EngineDead as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

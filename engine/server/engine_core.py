@@ -7,19 +7,26 @@ thread at a time, so in one process every SSE chunk the server writes is a pause
 
 The two talk through a multiprocessing pipe:
     API server -> core:  ("add", request_id, prompt_token_ids, SamplingParams, priority) | ("abort", id) | ("stop",)
-    core -> API server:  ("ready", CoreInfo) | ("failed", message) once, then ("step", [CoreOutput], CoreStats)
+    core -> API server:  ("ready", CoreInfo) | ("failed", message) once, then ("step", [CoreOutput], CoreStats),
+                         and ("beat",) every BEAT_S: the API server's supervisor restarts a silent core
+
+No request can end this process: one that cannot be added, or fails in a step (its sampling, say), is
+finished with an error on its own and the batch goes on (LLMEngine.step isolates per-request failures);
+a step that fails as a whole fails the requests in flight, and the loop goes on.
 """
 from __future__ import annotations
 
 import os
 import sys
 import threading
+import time
 import traceback
 import types
 from dataclasses import dataclass
 from typing import NamedTuple
 
 IDLE_POLL_S = 0.05  # how long an idle core waits for a request before it looks again
+BEAT_S = 0.2  # the core says it is alive this often (supervisor.py's heartbeat)
 
 
 @dataclass
@@ -40,7 +47,7 @@ class CoreOutput(NamedTuple):
     num_prompt_tokens: int
     scheduled: bool  # has had its first step: no longer in the waiting queue
     finish_reason: str | None = None  # stop / length / aborted, on its last output
-    error: str | None = None  # the engine refused it (too long, can never fit the cache)
+    error: str | None = None  # the engine refused it (too long, can never fit the cache), or it failed
     # engine clock (perf_counter, shared by both processes on one machine) for the latency metrics
     arrival_time: float | None = None
     first_scheduled_time: float | None = None
@@ -49,6 +56,7 @@ class CoreOutput(NamedTuple):
     token_times: list[float] | tuple = ()  # of the new tokens, after the previous token's time
     num_cached_tokens: int = 0
     num_output_tokens: int = 0
+    failed: bool = False  # with an error: it failed in the engine (a bug), rather than being refused
 
 
 @dataclass
@@ -64,6 +72,7 @@ class CoreStats:
     generation_tokens: int = 0
     iteration_tokens: int = 0
     invariant_error: str | None = None  # checked whenever the engine falls idle
+    num_added: int = 0  # "add" messages taken so far: the API server counts the ones not seen yet as waiting
 
     @property
     def kv_usage(self) -> float:
@@ -124,6 +133,26 @@ class EngineCore:
         self.engine, self.conn = engine, conn
         self.sent: dict[str, int] = {}  # request id -> output tokens already sent
         self.scheduled: set[str] = set()  # requests whose first schedule was reported
+        self.num_added = 0
+        self.last_sent = time.monotonic()
+        self._send_lock = threading.Lock()  # the beat thread and the loop share the pipe
+        # A thread beats, not the loop: a long step (a 2,048-token prefill of SmolLM2 on a CPU) is no silence,
+        # while a killed or stopped (SIGSTOP) process, all of its threads with it, is.
+        threading.Thread(target=self._beat, name="engine-core-beat", daemon=True).start()
+
+    def _beat(self) -> None:
+        while True:
+            time.sleep(BEAT_S / 2)
+            if time.monotonic() - self.last_sent > BEAT_S:
+                try:
+                    self._post(("beat",))
+                except (OSError, ValueError):  # the API server went away: the loop notices and ends
+                    return
+
+    def _post(self, msg: tuple) -> None:
+        with self._send_lock:
+            self.conn.send(msg)
+            self.last_sent = time.monotonic()
 
     def run(self) -> None:
         was_busy = True
@@ -151,15 +180,31 @@ class EngineCore:
             timeout = 0
             msg = self.conn.recv()
             if msg[0] == "add":
-                _, request_id, token_ids, params, priority = msg
-                self.engine.add_request(token_ids, params, request_id=request_id, priority=priority)
-                self.sent[request_id] = 0
+                self._add(*msg[1:])
             elif msg[0] == "abort":
                 if msg[1] in self.engine.requests:
                     self.engine.abort(msg[1])
             elif msg[0] == "stop":
                 return False
         return True
+
+    def _add(self, request_id: str, token_ids: list[int], params, priority: int) -> None:
+        """Queue a request; one that cannot even be queued is answered at once, on its own."""
+        self.num_added += 1
+        try:
+            self.engine.add_request(token_ids, params, request_id=request_id, priority=priority)
+        except Exception as e:
+            from engine.messages import EngineError
+
+            refused = isinstance(e, EngineError)
+            if not refused:
+                traceback.print_exc(file=sys.stderr)
+            self.engine.requests.pop(request_id, None)
+            message = str(e) if refused else f"the engine could not take this request ({type(e).__name__}: {e})"
+            self._send([CoreOutput(request_id, [], len(token_ids), True, error=message, failed=not refused)],
+                       self._stats())
+            return
+        self.sent[request_id] = 0
 
     def _outputs(self) -> list[CoreOutput]:
         outputs = []
@@ -176,7 +221,8 @@ class EngineCore:
                 request_id, list(new), r.num_prompt_tokens, True,
                 r.finish_reason.value if r.is_finished and r.finish_reason else None, r.error,
                 r.arrival_time, r.first_scheduled_time, r.first_token_time, r.finish_time,
-                r.token_times[max(sent - 1, 0):sent + len(new)], r.num_cached_tokens, r.num_output_tokens))
+                r.token_times[max(sent - 1, 0):sent + len(new)], r.num_cached_tokens, r.num_output_tokens,
+                failed=r.error is not None and r.finish_reason == "aborted"))
             if r.is_finished:
                 del self.sent[request_id], self.engine.requests[request_id]  # a long-running server keeps none
                 self.scheduled.discard(request_id)
@@ -185,7 +231,7 @@ class EngineCore:
     def _stats(self, step=None, idle: bool = False) -> CoreStats:
         e, bm = self.engine, self.engine.block_manager
         stats = CoreStats(len(e.scheduler.running), len(e.scheduler.waiting) + len(e.pending), bm.num_free_blocks,
-                          bm.num_blocks, len(e.requests))
+                          bm.num_blocks, len(e.requests), num_added=self.num_added)
         if step is not None:
             stats.preempted, stats.prompt_tokens = len(step.preempted), step.num_prefill_tokens
             stats.generation_tokens = len(step.emitted)
@@ -198,10 +244,10 @@ class EngineCore:
         return stats
 
     def _send(self, outputs: list[CoreOutput], stats: CoreStats) -> None:
-        self.conn.send(("step", outputs, stats))
+        self._post(("step", outputs, stats))
 
     def _fail_all(self, message: str) -> None:
-        outputs = [CoreOutput(request_id, [], 0, True, error=message) for request_id in self.sent]
+        outputs = [CoreOutput(request_id, [], 0, True, error=message, failed=True) for request_id in self.sent]
         for request_id in self.sent:
             try:
                 self.engine.abort(request_id)

@@ -1,11 +1,25 @@
-"""OpenAI request bodies (the fields users send, plus vLLM's extensions) and OpenAI-style errors."""
+"""OpenAI request bodies (the fields users send, plus vLLM's extensions) and OpenAI-style errors.
+
+Every field is bounded here with engine.sampling_params' bounds, so the OpenAPI schema states them (the
+fuzzer in tests/test_server_fuzz.py generates from it) and a refusal names the field before the engine
+sees anything. SamplingParams checks the same bounds again: one schema, two locks.
+"""
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from engine import ConfigError, SamplingParams
+from engine.sampling_params import MAX_STOP_LEN, MAX_STOP_STRINGS, SEED_MAX, SEED_MIN
+
+MAX_PROMPT_CHARS = 1 << 18  # 256 Ki characters: far beyond any context this engine serves
+MAX_PROMPT_TOKEN_IDS = 1 << 16
+MAX_MESSAGES = 256
+MAX_CONTENT_PARTS = 64
+MAX_NAME_CHARS = 256
+INT32 = 2 ** 31 - 1
 
 
 class APIError(Exception):
@@ -18,29 +32,42 @@ class APIError(Exception):
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.status}}
 
 
+class ErrorInfo(BaseModel):
+    message: str
+    type: str
+    param: str | None
+    code: int
+
+
+class ErrorResponse(BaseModel):
+    """OpenAI's error shape, as every refusal of this server is sent (documented in the OpenAPI schema)."""
+    error: ErrorInfo
+
+
 class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="ignore")
     include_usage: StrictBool = False
 
 
-class _Sampling(BaseModel):
-    model_config = ConfigDict(extra="ignore")  # clients send fields we do not use (user, logit_bias...)
+StopString = Annotated[StrictStr, Field(max_length=MAX_STOP_LEN)]
 
-    model: str | None = None
-    max_tokens: StrictInt | None = None
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: StrictInt = 0  # vLLM: -1 or 0 mean off
-    seed: StrictInt | None = None
-    stop: str | list[str] | None = None
+
+class _Sampling(BaseModel):
+    # clients send fields we do not use (user, logit_bias...); NaN and Infinity are never a value
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
+
+    model: Annotated[StrictStr, Field(max_length=MAX_NAME_CHARS)] | None = None
+    max_tokens: Annotated[StrictInt, Field(ge=1, le=INT32)] | None = None
+    temperature: Annotated[float, Field(ge=0)] = 1.0
+    top_p: Annotated[float, Field(gt=0, le=1)] = 1.0
+    top_k: Annotated[StrictInt, Field(ge=-1, le=INT32)] | None = None  # vLLM: -1 or 0 mean off
+    seed: Annotated[StrictInt, Field(ge=SEED_MIN, le=SEED_MAX)] | None = None
+    stop: StopString | Annotated[list[StopString], Field(max_length=MAX_STOP_STRINGS)] | None = None
     n: StrictInt = 1
     stream: StrictBool = False
     stream_options: StreamOptions | None = None
     ignore_eos: StrictBool = False
-    priority: StrictInt = 0  # vLLM's extension: lower runs first under --scheduling-policy priority
-
-    @property
-    def stop_strings(self) -> list[str]:
-        return [self.stop] if isinstance(self.stop, str) else [s for s in (self.stop or []) if s]
+    priority: Annotated[StrictInt, Field(ge=-INT32, le=INT32)] = 0  # vLLM's: lower runs first (priority policy)
 
     @property
     def include_usage(self) -> bool:
@@ -51,34 +78,60 @@ class _Sampling(BaseModel):
             raise APIError(400, f"n must be 1 on this server (got {self.n}): send one request per completion",
                            param="n")
         try:
-            return SamplingParams(temperature=self.temperature, top_p=self.top_p, top_k=max(self.top_k, 0),
-                                  max_tokens=max_tokens, seed=self.seed, ignore_eos=self.ignore_eos)
-        except ConfigError as e:
-            raise APIError(400, str(e)) from e
+            return SamplingParams(temperature=self.temperature, top_p=self.top_p, top_k=self.top_k or 0,
+                                  max_tokens=max_tokens, seed=self.seed, ignore_eos=self.ignore_eos,
+                                  stop=self.stop or ())
+        except ConfigError as e:  # the same bounds as above: only reached by a value the model let through
+            raise APIError(400, str(e), param=(e.code or "").removeprefix("sampling.") or None) from e
 
 
 class CompletionRequest(_Sampling):
-    prompt: str | list[StrictInt] | list[str]
-    max_tokens: StrictInt | None = 16  # OpenAI's default for completions
+    prompt: (Annotated[StrictStr, Field(max_length=MAX_PROMPT_CHARS)]
+             | Annotated[list[Annotated[StrictInt, Field(ge=0, le=INT32)]], Field(max_length=MAX_PROMPT_TOKEN_IDS)]
+             | Annotated[list[Annotated[StrictStr, Field(max_length=MAX_PROMPT_CHARS)]], Field(max_length=1)])
+    max_tokens: Annotated[StrictInt, Field(ge=1, le=INT32)] | None = 16  # OpenAI's default for completions
 
 
 class TextPart(BaseModel):
+    model_config = ConfigDict(extra="ignore")
     type: Literal["text"]
-    text: str
+    text: Annotated[StrictStr, Field(max_length=MAX_PROMPT_CHARS)]
 
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
     role: Literal["system", "user", "assistant", "developer", "tool"]
-    content: str | list[TextPart]
+    content: (Annotated[StrictStr, Field(max_length=MAX_PROMPT_CHARS)]
+              | Annotated[list[TextPart], Field(max_length=MAX_CONTENT_PARTS)])
 
     def text(self) -> str:
         return self.content if isinstance(self.content, str) else "".join(p.text for p in self.content)
 
 
 class ChatCompletionRequest(_Sampling):
-    messages: list[ChatMessage] = Field(min_length=1)
-    max_completion_tokens: StrictInt | None = None
+    messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=MAX_MESSAGES)]
+    # OpenAI's newer name for max_tokens in chat; when both are sent, it wins
+    max_completion_tokens: Annotated[StrictInt, Field(ge=1, le=INT32)] | None = None
+
+    @property
+    def output_limit(self) -> int | None:
+        return self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
+
+
+_UNION_MEMBER = re.compile(r"^(str|int|float|bool|none)$|[\[\-]")  # "str", "list[int]", "constrained-str"
+
+
+def field_name(loc: tuple) -> str | None:
+    """A pydantic error location as the client's field path ("messages.0.role"), without the union member
+    pydantic names in it ("prompt.str")."""
+    parts = [str(p) for p in loc if not (isinstance(p, str) and _UNION_MEMBER.search(p))]
+    return ".".join(parts) or None
+
+
+def most_telling(errors: list[dict]) -> dict:
+    """Of a union's errors, the one that says most: a bound broken (too long, too big) over "not a string" from
+    the alternative the value was never meant for."""
+    return min(errors, key=lambda e: (e["type"].endswith("_type"), -len(e["loc"])))
 
 
 def parse(model: type[BaseModel], data) -> BaseModel:
@@ -88,7 +141,8 @@ def parse(model: type[BaseModel], data) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or None
-        raise APIError(400, f"invalid field {field!r}: {first['msg']} (got {first.get('input')!r})"[:500],
-                       param=field) from e
+        first = most_telling(e.errors(include_url=False))
+        field = field_name(first["loc"])
+        shown = repr(first.get("input"))
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise APIError(400, f"invalid field {field!r}: {first['msg']} (got {shown})", param=field) from e

@@ -10,11 +10,13 @@ import json
 import time
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from classroom import StorageError
 from lessons import grade, load_moments, load_quiz, load_tasks, measured_value, parse_number, shown_value
 from lessons.grading import figure, typed
-from ui.instructor import access, moments, passcode
+from ui.instructor import access, moments
+from ui.instructor.attempts import ATTEMPTS
 from ui.instructor.poll import histogram_labels, summary_line
 from ui.instructor.access import CLASS, message
 from ui.shell.i18n import lang, t
@@ -30,7 +32,8 @@ def passcode_form() -> None:
         given = st.text_input(t("cv.passcode"), type="password", key=f"{PAGE}.passcode")
         go = st.form_submit_button(t("cv.unlock"), type="primary")
     if go:
-        if passcode.matches(given):
+        ctx = get_script_run_ctx()
+        if ATTEMPTS.check(given, ctx.session_id if ctx else "?", st.context.ip_address):  # slowed after 5 misses
             access.grant()
             ss.pop(f"{PAGE}.passcode", None)
             time.sleep(0.3)  # let the browser take the cookie before the rerun replaces the element that sets it

@@ -1,0 +1,176 @@
+"""The API server's watch over the engine core process: a heartbeat, and a restart when the core is gone.
+
+"The process exists" is not enough: a core stopped by SIGSTOP (or stuck) exists and answers nothing. The
+core sends a message after every step, and a thread of it beats every BEAT_S (engine_core.py); a core silent
+for `heartbeat_timeout_s`, or whose process ended, or whose pipe closed, is killed (SIGKILL stops a stopped
+process too) and started again in a worker thread while the event loop goes on answering: requests in
+flight and new ones get 503 with Retry-After until the new core says ready. `health()` says what happened.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from engine.server.engine_core import start_engine_core
+
+STARTUP_TIMEOUT_S = 600  # loading SmolLM2 the first time dequantizes its GGUF file
+HEARTBEAT_TIMEOUT_S = 5.0  # 25 missed beats: the core's process is stopped, or gone without closing its pipe
+MAX_RESTART_DELAY_S = 30.0
+log = logging.getLogger("engine.server")
+
+
+class EngineDead(RuntimeError):
+    """The core process failed to start, or is gone and not back yet."""
+
+
+def launch(model: str, loaded, config):
+    """Start a core and wait for its model to load: (process, connection, CoreInfo), or EngineDead."""
+    proc, conn = start_engine_core(model, loaded, config)
+    if not conn.poll(STARTUP_TIMEOUT_S):
+        proc.kill()
+        raise EngineDead(f"the engine did not load {model} within {STARTUP_TIMEOUT_S} s")
+    try:
+        kind, payload = conn.recv()
+    except (EOFError, OSError):
+        kind, payload = "failed", f"the engine process exited while loading {model} (exit code {proc.exitcode})"
+    if kind == "failed":
+        proc.join(timeout=10)
+        raise EngineDead(payload)
+    return proc, conn, payload
+
+
+class CoreSupervisor:
+    """Owns the core process and its pipe. `on_message(msg)` gets what the core sends; `on_down(reason)` is
+    called once when it is found gone (fail what is in flight, reset the gauges); `on_up(info)` when a new
+    core is ready."""
+
+    def __init__(self, start: Callable[[], tuple], heartbeat_timeout_s: float = HEARTBEAT_TIMEOUT_S):
+        self._start, self.heartbeat_timeout_s = start, heartbeat_timeout_s
+        self.proc, self.conn, self.info = start()  # the first start is synchronous: EngineDead reaches the CLI
+        self.state = "ready"  # ready | restarting | stopped
+        self.restarts = 0
+        self.last_failure: str | None = None
+        self.last_restart_s: float | None = None  # from finding the core gone to the new one ready
+        self._down_since = 0.0
+        self._last_heard = time.monotonic()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: list[asyncio.Task] = []
+        self.on_message = self.on_down = self.on_up = lambda *a: None
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    # --- on the event loop -------------------------------------------------------------
+    def attach(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._listen()
+        self._tasks.append(self._loop.create_task(self._watch()))
+
+    def _listen(self) -> None:
+        self._last_heard = time.monotonic()
+        self._loop.add_reader(self.conn.fileno(), self._on_readable)
+
+    def send(self, msg: tuple) -> None:
+        if not self.ready:
+            raise EngineDead(self.unavailable())
+        try:
+            self.conn.send(msg)
+        except (OSError, ValueError) as e:
+            self._down(f"the engine core's pipe broke ({e})")
+            raise EngineDead(self.unavailable()) from e
+
+    def unavailable(self) -> str:
+        return f"the engine core is restarting ({self.last_failure}); retry shortly"
+
+    def _on_readable(self) -> None:
+        try:
+            while self.ready and self.conn.poll():
+                msg = self.conn.recv()
+                self._last_heard = time.monotonic()
+                self.on_message(msg)
+        except (EOFError, OSError):
+            self._down(f"the engine core (pid {self.info.pid}) closed its pipe: exit code {self._exitcode()}")
+
+    async def _watch(self) -> None:
+        period = min(0.25, self.heartbeat_timeout_s / 4)
+        while True:
+            await asyncio.sleep(period)
+            if not self.ready:
+                continue
+            if self.conn.poll():  # the loop was busy: read what waits before judging the silence
+                self._on_readable()
+            silent = time.monotonic() - self._last_heard
+            if not self.ready:
+                continue
+            if not self.proc.is_alive():
+                self._down(f"the engine core (pid {self.info.pid}) exited: exit code {self._exitcode()}")
+            elif silent > self.heartbeat_timeout_s:
+                self._down(f"the engine core (pid {self.info.pid}) sent nothing for {silent:.1f} s "
+                           f"(heartbeat timeout {self.heartbeat_timeout_s:g} s): stopped or stuck")
+
+    def _exitcode(self):
+        self.proc.join(timeout=0.5)
+        return self.proc.exitcode
+
+    def _down(self, reason: str) -> None:
+        if not self.ready:
+            return
+        log.error("%s; restarting it", reason)
+        self.state, self.last_failure, self._down_since = "restarting", reason, time.monotonic()
+        self._loop.remove_reader(self.conn.fileno())
+        self.proc.kill()
+        self.conn.close()
+        self.on_down(reason)
+        self._tasks.append(self._loop.create_task(self._restart()))
+
+    async def _restart(self) -> None:
+        delay = 0.0
+        while self.state == "restarting":
+            await asyncio.sleep(delay)
+            old = self.proc
+            try:
+                proc, conn, info = await self._loop.run_in_executor(None, self._start)
+            except Exception as e:  # EngineDead, or spawning failed: try again, more slowly
+                log.error("restarting the engine core failed: %s", e)
+                delay = min(max(1.0, 2 * delay), MAX_RESTART_DELAY_S)
+                continue
+            await self._loop.run_in_executor(None, old.join, 5)  # reap the killed one
+            if self.state != "restarting":  # stopped meanwhile
+                proc.kill()
+                return
+            self.proc, self.conn, self.info = proc, conn, info
+            self.restarts += 1
+            self.last_restart_s = time.monotonic() - self._down_since
+            self.state = "ready"
+            log.warning("engine core restarted in %.2f s (pid %s)", self.last_restart_s, info.pid)
+            self._listen()
+            self.on_up(info)
+
+    def health(self) -> dict:
+        return {"status": "ok" if self.ready else self.state, "restarts": self.restarts,
+                "last_failure": self.last_failure,
+                "last_restart_s": None if self.last_restart_s is None else round(self.last_restart_s, 3),
+                "core_pid": self.info.pid if self.ready else None}
+
+    def stop(self) -> None:
+        was_ready, self.state = self.ready, "stopped"
+        for task in self._tasks:
+            task.cancel()
+        if was_ready and self._loop is not None and not self.conn.closed:
+            self._loop.remove_reader(self.conn.fileno())
+        try:
+            self.conn.send(("stop",))
+        except (OSError, ValueError):
+            pass
+        self.proc.join(timeout=10)
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.conn.close()
+
+
+def make_supervisor(model: str, loaded, config, heartbeat_timeout_s: float) -> CoreSupervisor:
+    return CoreSupervisor(lambda: launch(model, loaded, config), heartbeat_timeout_s)
+
