@@ -59,10 +59,10 @@ else:
 with st.expander(t("pg.knobs"), expanded=source != "trace"):
     knobs = engine_knobs(PAGE)
 
-c = st.columns([1.2, 1.6, 6], vertical_alignment="bottom")
-live = c[0].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
-replay = trace is not None and bool(trace.snapshots) and c[1].toggle(t("pg.replay_frames"), True, key=f"{PAGE}.replay")
-if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None) \
+row = st.container(horizontal=True, vertical_alignment="center", gap="medium")  # each at its own width
+live = row.toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+replay = trace is not None and bool(trace.snapshots) and row.toggle(t("pg.replay_frames"), True, key=f"{PAGE}.replay")
+if row.button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None) \
         and not bounded.refused(PAGE):
     label = f"#{len(history.rows(PAGE)) + 1}"
     if trace is not None and replay:

@@ -22,13 +22,15 @@ if pending:
                                                                           list(pending.compare))
 
 with setup, st.form(f"{PAGE}.form", border=False):
-    c = st.columns([2.6, 5, 1.1, 1.6, 1.2, 1], vertical_alignment="bottom")
+    # two rows: four policies' names take a row's width, and priority_aging_steps (an identifier) never wraps
+    c = st.columns([1, 2.2], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     chosen = choice(c[1].multiselect, t("pol.policies"), POLICIES, f"{PAGE}.policies", "pol.", max_selections=4)
-    seed = bounded.number(c[2], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
-    aging = bounded.number(c[3], "priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
-    live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
-    run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
+    c = st.columns([1.2, 2, 1.2, 1, 2.4], vertical_alignment="bottom")
+    seed = bounded.number(c[0], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
+    aging = bounded.number(c[1], "priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
+    live = c[2].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+    run_clicked = c[3].form_submit_button(t("ctl.run"), type="primary")
 
 if run_clicked and bounded.refused(PAGE):
     run_clicked = False

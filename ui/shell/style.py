@@ -16,18 +16,23 @@ ANIMATING_CONFIG = {"staticPlot": True}
 BASE_CSS = """
 <style>
 /* a compact frame: the picture, not the page furniture, gets the first screen */
-[data-testid="stMainBlockContainer"] { padding-top: 2.6rem; padding-bottom: 3rem; }
+[data-testid="stMainBlockContainer"] { padding: 2.6rem 2rem 3rem 2rem; }
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.3rem 0; }
 [data-testid="stMain"] h4 { padding: 0.1rem 0 0.2rem 0; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.55rem; }
 /* labels wrap between words, never inside an identifier such as max_num_seqs, and are never cut */
 [data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p, [data-testid="stMarkdownContainer"] th {
   word-break: normal !important; overflow-wrap: normal !important; }
-[data-testid="stWidgetLabel"] p { white-space: nowrap; }
 [data-testid="stMetricLabel"] p, [data-testid="stMetricLabel"] div { white-space: normal !important;
   overflow: visible !important; text-overflow: clip !important; }
-[data-testid="stBaseButton-primary"] p, [data-testid="stBaseButton-secondary"] p,
-[data-testid="stBaseButton-primaryFormSubmit"] p { white-space: nowrap; }
+/* a button's label wraps inside the button (a longer title, a narrow column, instructor mode's type), never
+   cut with an ellipsis or spilling past its border; a toggle's or checkbox's label beside its switch too */
+[data-testid^="stBaseButton"] p, [data-testid^="stBaseButton"] [data-testid="stMarkdownContainer"],
+[data-testid="stCheckbox"] label p, [data-testid="stCheckbox"] label [data-testid="stMarkdownContainer"],
+[data-testid="stWidgetLabel"] [data-testid="stMarkdownContainer"] {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+[data-testid^="stBaseButton"] { height: auto; min-height: 2.5rem; }
+[data-testid="stSidebar"] [data-testid^="stBaseButton"] { text-align: left; justify-content: flex-start; }
 /* the sidebar's lesson titles wrap instead of being cut */
 [data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavLink"] div,
 [data-testid="stSidebarNavLink"] p { white-space: normal !important; overflow: visible !important;
