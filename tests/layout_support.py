@@ -50,8 +50,14 @@ TEXT_LAYOUT = r"""() => {
         for (let a = el; a && a !== doc.body && a !== doc.documentElement; a = a.parentElement) {
           if (a instanceof doc.defaultView.SVGElement) continue;
           const cs = getComputedStyle(a);
-          // past a box that scrolls, what is out of sight is reached by scrolling: neither hidden nor cut
-          if (/auto|scroll/.test(cs.overflowX + cs.overflowY)) break;
+          // past a box that scrolls, what is out of sight is reached by scrolling: neither cut nor in the way (a
+          // wide block table scrolled within its column: its cells out to the right are not drawn there)
+          if (/auto|scroll/.test(cs.overflowX + cs.overflowY)) {
+            const b = a.getBoundingClientRect();
+            const out = r.x1 <= b.left + dx + 1 || r.x0 >= b.right + dx - 1;
+            if (/auto|scroll/.test(cs.overflowX) && out) hidden = true;
+            break;
+          }
           const cx = clips(cs.overflowX), cy = clips(cs.overflowY);
           if (!cx && !cy) continue;
           const b = a.getBoundingClientRect();
@@ -83,7 +89,8 @@ TEXT_LAYOUT = r"""() => {
             out.spills.push(`${where(el)} "${short(text)}" spills out of its button`);
         }
         const column = el.closest('[data-testid="stColumn"]');
-        if (column && !frame) {
+        const scrolls = el.closest('.lab-scroll-x');
+        if (column && !frame && !(scrolls && column.contains(scrolls))) {
           const c = column.getBoundingClientRect();
           if (r.x0 < c.left - 1 || r.x1 > c.right + 1)
             out.spills.push(`${where(el)} "${short(text)}" spills out of its column`);

@@ -51,14 +51,15 @@ def nice_ticks(top: float, n: int = 5) -> list[float]:
     return [round(i * step, 10) for i in range(math.ceil(top / step - 1e-9) + 1)]
 
 
-def split_legend_html(labels: dict) -> str:
-    """The memory split's legend: one swatch and label per share, wrapping with the column."""
+def split_legend_html(labels: dict, note: str = "") -> str:
+    """The memory split's legend: one swatch and label per share, wrapping with the column (and a note after it)."""
     from html import escape
 
     items = "".join(f'<span style="white-space:nowrap;margin-right:0.8em"><span style="display:inline-block;'
                     f'width:0.8em;height:0.8em;background:{SPLIT_COLORS[key]};margin-right:0.3em"></span>'
                     f'{escape(labels[key])}</span> ' for key in SPLIT_KEYS)
-    return f'<div style="font-size:0.8rem;line-height:1.6">{items}</div>'
+    note = f'<span style="color:#666">· {escape(note)}</span>' if note else ""
+    return f'<div style="font-size:0.8rem;line-height:1.6">{items}{note}</div>'
 
 
 def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:

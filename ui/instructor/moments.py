@@ -101,11 +101,16 @@ def reveal(page_id: str, runs) -> None:
               guess=shown(made.value), measured=shown(value)), icon="🔮")
 
 
+PLAYING_CSS = """[data-testid="stMainBlockContainer"] {{ padding-top: 1rem; }}
+.st-key-{page}-narration [data-testid="stAlert"] p {{ font-size: 0.85rem; line-height: 1.4; }}"""
+
+
 def narration(page_id: str) -> None:
     """The active moment's narration line, above the experiment."""
     pid = st.session_state.get(f"{page_id}.moment")
     if pid and pid in all_moments():
-        st.info(f"**{t('moment.label')}: {title(pid)}** — {all_moments()[pid].narration[lang()]}", icon="🎓")
+        text = f"**{t('moment.label')}: {title(pid)}** — {all_moments()[pid].narration[lang()]}"
+        st.container(key=f"{page_id}-narration").info(text, icon="🎓")
 
 
 def clear(page_id: str) -> None:
@@ -135,8 +140,8 @@ def page_header(page_id: str, prefix: str, defaults: dict):
     first visit. Returns (the moment queued for this page, if any; the set-up container)."""
     ss = st.session_state
     header = st.container(key=f"{page_id}-header")
-    if ss.get(f"{page_id}.playing"):
-        st.html(f"<style>.st-key-{page_id}-header {{ display: none; }}</style>")
+    if ss.get(f"{page_id}.playing"):  # and the narration smaller, the frame's top margin too: the picture fits 1280x720
+        st.html(f"<style>.st-key-{page_id}-header {{ display: none; }} {PLAYING_CSS.format(page=page_id)}</style>")
     header.title(t(f"{prefix}.title"))
     for name, value in defaults.items():
         ss.setdefault(f"{page_id}.{name}", value)

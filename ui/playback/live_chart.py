@@ -44,12 +44,13 @@ def figure_json(fig) -> str:
 
 
 def live_chart(fig, key: str, height: int, config: dict | None = None, fit: tuple[int, int] | None = None,
-               playing: dict | None = None) -> None:
+               playing: dict | None = None, below: str | None = None) -> None:
     """`fig`: a figure, or one already made JSON (figure_json) to be drawn by many sessions.
-    `fit=(min, max)`: the chart fills the window's height below it, between min and max pixels.
+    `fit=(min, max)`: the chart fills the window's height below it, between min and max pixels, leaving room for
+    the views `below` names (a CSS selector: what must stay on the same screen under it).
     `playing` (client_player.playing: the URL of the frames' file and the clock): the chart plays a recorded run
     by itself. Chart text grows with instructor mode's type (ui/shell/style.py)."""
     _render(spec=fig if isinstance(fig, str) else figure_json(fig), height=height, config=config or {}, key=key,
-            default=None, fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None,
+            default=None, fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE, "below": below} if fit else None,
             font_scale=font_scale(), frames=playing and playing["frames"], clock=playing and playing["clock"],
             anim_key=key)

@@ -54,7 +54,8 @@ BASE_CSS = """
 /* the player's frame line: a progress bar and "step 55 / 710" */
 .lab-frame { display: flex; align-items: center; gap: 0.6rem; }
 /* a refusal note drawn by the in-browser player: st.warning's colours */
-.lab-refusal { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); padding: 1rem; border-radius: 0.5rem; }
+.lab-refusal { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); padding: 0.3rem 0.6rem;
+  border-radius: 0.5rem; font-size: 0.85rem; line-height: 1.35; }
 .lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
 .lab-frame-bar > div { height: 100%; background: #1f77b4; }
 /* the player's message with the next chunk of a run still computed (ui/playback/player.py): a script, nothing to see */
