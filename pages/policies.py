@@ -43,6 +43,11 @@ if run_clicked or pending:
         experiments.start(PAGE, workload, [(p, {"priority_aging_steps": aging, "policy": p}) for p in chosen],
                           seed=seed, live=live)
 
+def axis_name(run) -> str:
+    """A policy's name under its group of bars, its explanation on a second line (half the window is narrow)."""
+    return t(f"pol.{run.label}").replace(" (", "<br>(")
+
+
 runs = experiments.runs(PAGE)
 if not runs:
     st.info(t("ctl.press_run"))
@@ -55,8 +60,8 @@ else:
     moments.reveal(PAGE, runs)
     if all(r.done for r in runs):
         st.subheader(t("pol.results"))
-        per_request = {t(f"pol.{r.label}"): [request_metrics(q, r.config.max_num_batched_tokens)
-                                             for q in r.recorder.requests.values()] for r in runs}
+        per_request = {axis_name(r): [request_metrics(q, r.config.max_num_batched_tokens)
+                                      for q in r.recorder.requests.values()] for r in runs}
         lab = labels("queue_steps", "ttft_steps")
         names = {q.request_class: class_name(q.request_class) for r in runs for q in r.recorder.requests.values()}
         c1, c2 = st.columns(2)
@@ -64,8 +69,8 @@ else:
         boxes = class_boxes(per_request, "queue_steps", lab, height=scaled(320), names=names)
         c1.plotly_chart(scale_fonts(boxes), key=f"{PAGE}.box",
                         config=CHART_CONFIG, theme=None)
-        slo = {t(f"pol.{r.label}"): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
-                                     if d["slo_attainment"] is not None} for r in runs}
+        slo = {axis_name(r): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
+                              if d["slo_attainment"] is not None} for r in runs}
         c2.markdown(f"**{t('pol.slo')}**")
         bars = grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320), names=names)
         c2.plotly_chart(scale_fonts(bars), key=f"{PAGE}.slo",

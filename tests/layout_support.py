@@ -135,6 +135,22 @@ TEXT_LAYOUT = r"""() => {
   return out;
 }"""
 
+# Side-by-side columns that hold a run's views: none wider than its room, none over its neighbour.
+OVERFLOWING_COLUMNS = r"""() => {
+  const out = [];
+  for (const row of document.querySelectorAll('[data-testid="stMain"] [data-testid="stHorizontalBlock"]')) {
+    const cols = [...row.children].filter(c => c.matches('[data-testid="stColumn"]'));
+    if (cols.length < 2 || !row.querySelector('iframe, [data-anim], .lab-run-heading')) continue;
+    for (let i = 0; i < cols.length; i++) {
+      const over = cols[i].scrollWidth - cols[i].clientWidth;
+      if (over > 1) out.push(`column ${i} of a row of ${cols.length} overflows by ${over}px`);
+      if (i > 0 && cols[i - 1].getBoundingClientRect().right > cols[i].getBoundingClientRect().left + 1)
+        out.push(`columns ${i - 1} and ${i} of a row of ${cols.length} overlap`);
+    }
+  }
+  return out;
+}"""
+
 # The box of each element a selector names, visible ones only, in the window's coordinates.
 BOXES = r"""(selector) => [...document.querySelectorAll(selector)]
   .filter(el => el.checkVisibility({ visibilityProperty: true }))

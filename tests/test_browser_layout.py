@@ -13,7 +13,7 @@ import time
 
 import pytest
 from browser_support import ARTIFACTS, assert_no_errors, new_page, press_pause, press_play, with_env
-from layout_support import BOXES, problems, text_layout
+from layout_support import BOXES, OVERFLOWING_COLUMNS, problems, text_layout
 
 pytestmark = pytest.mark.browser
 
@@ -117,7 +117,7 @@ def test_no_text_overlaps_or_is_cut_on_any_page(browser, server, page_id):
             enter_passcode(page)
         if page_id == "why-batch":  # its chart (the y axis titles beside their tick labels) once measured
             page.locator(".st-key-why-batch-measure button").click()
-            page.locator(".st-key-why-batch-curve").wait_for(timeout=120_000)
+            page.locator('[data-testid="stMain"] [data-testid="stPlotlyChart"]').first.wait_for(timeout=120_000)
             settle(page)
         for size in (PROJECTOR, LAPTOP):
             at_size(page, size)
@@ -185,7 +185,7 @@ def check_playing_picture(page, lab: str, views, size, where: str) -> list[str]:
     tops = [h["y"] for h in headings]
     if tops and max(tops) - min(tops) > 4:
         found.append(f"{where}: the run headings do not line up: tops {tops}")
-    return found
+    return found + [f"{where}: {p}" for p in page.evaluate(OVERFLOWING_COLUMNS)]
 
 
 def run_moment(page, lab: str, moment: str) -> None:

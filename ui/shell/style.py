@@ -88,6 +88,9 @@ def scale_fonts(fig):
     if not instructor():
         return fig
     fig.update_layout(font_size=round(12 * INSTRUCTOR_SCALE))
+    margin = fig.layout.margin  # the room beside the plot for its (larger) labels and titles grows too
+    fig.update_layout(margin={side: round(getattr(margin, side) * INSTRUCTOR_SCALE) for side in "lrtb"
+                              if getattr(margin, side) is not None})
     for path in ("title", "xaxis.title", "yaxis.title", "yaxis2.title", "legend"):
         node = fig.layout
         for part in path.split("."):

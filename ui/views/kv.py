@@ -47,7 +47,7 @@ def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = T
 def side_by_side(page: str, runs: list[LiveRun], frame: int, selected: list[str] | None = None) -> None:
     """Two layouts on the first screen, every view in the same place in each run's half, so they line up: a row
     of headings; each run's block pool beside its memory split; one legend for both; each run's slot timeline
-    beside its refusals and block tables (the one view whose height changes as it plays, last)."""
+    beside its block tables and refusals (the one view whose height changes as it plays, last)."""
     def halves():
         cells = st.columns(2 * len(runs))
         return [(run, cells[2 * i], cells[2 * i + 1]) for i, run in enumerate(runs)]
@@ -65,8 +65,8 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, selected: list[str]
         with left:
             timeline(run, frame, lambda: total_frames(runs), f"{page}.tl.{run.label}", TimelineLook(height=PLAY_HEIGHT))
         with right:
-            refusal(run, frame, f"{page}.mem.{run.label}")
             tables(run, frame, f"{page}.mem.{run.label}", selected, most=PLAY_TABLES)
+            refusal(run, frame, f"{page}.mem.{run.label}")
 
 
 PLAY_HEIGHT = 120  # each chart of the side-by-side views (before instructor mode's scale): two rows fit 1280x720
