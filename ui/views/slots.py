@@ -9,7 +9,7 @@ import streamlit as st
 from engine import LiveRun
 from ui.playback import client_player
 from ui.playback.derived import derived
-from ui.playback.live_chart import figure_json, live_chart
+from ui.playback.live_chart import Fit, figure_json, live_chart
 from ui.shell.i18n import lang, t
 from ui.shell.style import scaled
 from ui.views.base import (DERIVING, MIN_FIT, animating, chart_config, colors, heading_html, html_view, total_frames,
@@ -66,8 +66,8 @@ def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str,
             fig = cache[base] = figure_json(slot_timeline(timeline_columns(run, 0, by_class), 0, total,
                                                           view_labels(),
                                                           FigureLook(scaled(height), title, hover=False)))
-    live_chart(fig, key, scaled(height), chart_config(), fit=(MIN_FIT, scaled(height) * 2) if look.fit else None,
-               playing=client_player.playing(frames, clock), below=look.below)
+    live_chart(fig, key, scaled(height), chart_config(), fit=Fit(MIN_FIT, scaled(height) * 2, look.below) if look.fit
+               else None, playing=client_player.playing(frames, clock))
 
 
 def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:
