@@ -227,7 +227,7 @@ def test_while_playing_every_view_is_on_the_first_screen_and_no_text_collides(br
         for instructor in (True, False):
             switch(page, lang, instructor)
             # from the first step: four looks played on would reach the run's end (it then pauses itself)
-            page.locator(f".st-key-{lab}-first button").click()
+            page.locator(f".st-key-{lab}-first button").first.click()
             settle(page)
             press_play(page)
             for size in (PROJECTOR, LAPTOP):
