@@ -3,7 +3,7 @@ import streamlit as st
 
 from ui.labs import bounded, experiments
 from ui.instructor import moments
-from ui.views import base, kv, results, slots
+from ui.views import kv, results
 from ui.shell.i18n import choice, t
 from ui.playback.player import player
 
@@ -55,16 +55,7 @@ else:
         experiments.explain_rejections(runs, PAGE)
     selected = ss.get(f"{PAGE}.selected") or None
 
-    def render(frame: int) -> None:
-        total = base.total_frames(runs)
-        for col, run in zip(st.columns(len(runs)), runs):
-            with col:
-                base.heading(t(f"kv.v.{run.label}"), run.label)
-                kv.memory(run, frame, total, key=f"{PAGE}.mem.{run.label}", selected=selected)
-                slots.timeline(run, frame, lambda: base.total_frames(runs), f"{PAGE}.tl.{run.label}",
-                               slots.Look(height=220))
-
-    player(PAGE, runs, render, in_browser=True)
+    player(PAGE, runs, lambda frame: kv.side_by_side(PAGE, runs, frame, selected), in_browser=True)
     # below the picture: the class's prediction beside the measured figure, and where to look next
     moments.reveal(PAGE, runs)
     refusals = [(run.label, i) for run in runs if (i := kv.first_refusal(run)) is not None]

@@ -59,14 +59,14 @@ else:
 with st.expander(t("pg.knobs"), expanded=source != "trace"):
     knobs = engine_knobs(PAGE)
 
-c = st.columns([1.2, 1.6, 6], vertical_alignment="bottom")
-live = c[0].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
-replay = trace is not None and bool(trace.snapshots) and c[1].toggle(t("pg.replay_frames"), True, key=f"{PAGE}.replay")
+row = st.container(horizontal=True, vertical_alignment="center", gap="medium")  # each at its own width
+live = row.toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+replay = trace is not None and bool(trace.snapshots) and row.toggle(t("pg.replay_frames"), True, key=f"{PAGE}.replay")
 # what a Run click draws (a refusal, an error) is drawn in one rerun and not the next: in a container that is
 # always there, so the picture below keeps its place and its charts are not built anew (ui/instructor/moments.py)
 notices = st.container()
 with notices:
-    if c[2].button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None) \
+    if row.button(t("ctl.run"), type="primary", key=f"{PAGE}.run", disabled=workload is None and trace is None) \
             and not bounded.refused(PAGE):
         label = f"#{len(history.rows(PAGE)) + 1}"
         if trace is not None and replay:

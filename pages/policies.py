@@ -22,13 +22,15 @@ if pending:
                                                                           list(pending.compare))
 
 with setup, st.form(f"{PAGE}.form", border=False):
-    c = st.columns([2.6, 5, 1.1, 1.6, 1.2, 1], vertical_alignment="bottom")
+    # two rows: four policies' names take a row's width, and priority_aging_steps (an identifier) never wraps
+    c = st.columns([1, 2.2], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     chosen = choice(c[1].multiselect, t("pol.policies"), POLICIES, f"{PAGE}.policies", "pol.", max_selections=4)
-    seed = bounded.number(c[2], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
-    aging = bounded.number(c[3], "priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
-    live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
-    run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
+    c = st.columns([1.2, 2, 1.2, 1, 2.4], vertical_alignment="bottom")
+    seed = bounded.number(c[0], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
+    aging = bounded.number(c[1], "priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
+    live = c[2].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+    run_clicked = c[3].form_submit_button(t("ctl.run"), type="primary")
 
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
     if run_clicked and bounded.refused(PAGE):
@@ -41,6 +43,11 @@ with notices:  # drawn in one rerun and not the next: kept above the picture, wh
         else:
             experiments.start(PAGE, workload, [(p, {"priority_aging_steps": aging, "policy": p}) for p in chosen],
                               seed=seed, live=live)
+
+def axis_name(run) -> str:
+    """A policy's name under its group of bars, its explanation on a second line (half the window is narrow)."""
+    return t(f"pol.{run.label}").replace(" (", "<br>(")
+
 
 runs = experiments.runs(PAGE)
 if not runs:
@@ -55,8 +62,8 @@ else:
     moments.reveal(PAGE, runs)
     if all(r.done for r in runs):
         st.subheader(t("pol.results"))
-        per_request = {t(f"pol.{r.label}"): [request_metrics(q, r.config.max_num_batched_tokens)
-                                             for q in r.recorder.requests.values()] for r in runs}
+        per_request = {axis_name(r): [request_metrics(q, r.config.max_num_batched_tokens)
+                                      for q in r.recorder.requests.values()] for r in runs}
         lab = labels("queue_steps", "ttft_steps")
         names = {q.request_class: class_name(q.request_class) for r in runs for q in r.recorder.requests.values()}
         c1, c2 = st.columns(2)
@@ -64,8 +71,8 @@ else:
         boxes = class_boxes(per_request, "queue_steps", lab, height=scaled(320), names=names)
         c1.plotly_chart(scale_fonts(boxes), key=f"{PAGE}.box",
                         config=CHART_CONFIG, theme=None)
-        slo = {t(f"pol.{r.label}"): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
-                                     if d["slo_attainment"] is not None} for r in runs}
+        slo = {axis_name(r): {cls: d["slo_attainment"] for cls, d in r.summary()["by_class"].items()
+                              if d["slo_attainment"] is not None} for r in runs}
         c2.markdown(f"**{t('pol.slo')}**")
         bars = grouped_bars(slo, {}, t("m.slo"), percent=True, height=scaled(320), names=names)
         c2.plotly_chart(scale_fonts(bars), key=f"{PAGE}.slo",

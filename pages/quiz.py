@@ -26,7 +26,7 @@ score = attempt.score()
 
 st.title(t("quiz.title"))
 st.markdown(t("quiz.intro"))
-c = st.columns([1.2, 1.5, 5], vertical_alignment="bottom")
+c = st.columns([1.7, 1.5, 5], vertical_alignment="bottom")
 c[0].number_input(t("quiz.seed"), 0, 9999, key=keys.QUIZ_SEED, help=t("quiz.seed_help"))
 c[1].button(t("quiz.restart"), key="quiz.restart", on_click=restart)
 c[2].progress(score["answered"] / len(order), text=t("quiz.score2", total=len(order), **score))

@@ -18,7 +18,7 @@ if pending:
     ss[f"{PAGE}.slots"] = pending.settings.get("max_num_seqs", 8)
 
 with setup, st.form(f"{PAGE}.form", border=False):
-    c = st.columns([3, 1.2, 1.5, 1.5, 1.2, 1.2], vertical_alignment="bottom")
+    c = st.columns([2.6, 1.1, 1.8, 1.7, 1.2, 1.1], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     seed = bounded.number(c[1], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
     num_seqs = bounded.number(c[2], "max_num_seqs", 0, 64, key=f"{PAGE}.slots")

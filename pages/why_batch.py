@@ -18,7 +18,7 @@ pending, setup, _ = moments.page_header(PAGE, "wb", {"sizes": list(SIZES)})
 if pending and pending.batch_sizes:
     ss[f"{PAGE}.sizes"] = list(pending.batch_sizes)
 
-c = setup.columns([5, 1.5, 1.2], vertical_alignment="bottom")
+c = setup.columns([4.4, 2.3, 1.3], vertical_alignment="bottom")
 sizes = c[0].multiselect(t("wb.sizes"), SIZES, key=f"{PAGE}.sizes")
 new_tokens = c[1].number_input(t("wb.new_tokens"), 4, 64, 16, key=f"{PAGE}.tokens")
 measure = c[2].button(t("wb.measure"), type="primary", key=f"{PAGE}.measure", disabled=not sizes)

@@ -51,14 +51,15 @@ def nice_ticks(top: float, n: int = 5) -> list[float]:
     return [round(i * step, 10) for i in range(math.ceil(top / step - 1e-9) + 1)]
 
 
-def split_legend_html(labels: dict) -> str:
-    """The memory split's legend: one swatch and label per share, wrapping with the column."""
+def split_legend_html(labels: dict, note: str = "") -> str:
+    """The memory split's legend: one swatch and label per share, wrapping with the column (and a note after it)."""
     from html import escape
 
     items = "".join(f'<span style="white-space:nowrap;margin-right:0.8em"><span style="display:inline-block;'
                     f'width:0.8em;height:0.8em;background:{SPLIT_COLORS[key]};margin-right:0.3em"></span>'
                     f'{escape(labels[key])}</span> ' for key in SPLIT_KEYS)
-    return f'<div style="font-size:0.8rem;line-height:1.6">{items}</div>'
+    note = f'<span style="color:#666">· {escape(note)}</span>' if note else ""
+    return f'<div style="font-size:0.8rem;line-height:1.6">{items}{note}</div>'
 
 
 def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:
@@ -80,11 +81,12 @@ def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:
                   secondary_y=True)
     fig.update_layout(height=height, margin=dict(l=50, r=50, t=20, b=40), uirevision="batch",
                       legend=dict(orientation="h", y=1.12), xaxis=dict(title=labels["batch_size"], type="category"))
-    fig.update_yaxes(title_text=labels["tok_per_s"], secondary_y=False, rangemode="tozero")
+    # automargin: the titles stand off their tick labels however wide the numbers (or the fonts) grow
+    fig.update_yaxes(title_text=labels["tok_per_s"], secondary_y=False, rangemode="tozero", automargin=True)
     # Plotly would line the right axis's ticks up with the left grid (1, 2.01, 3.01 ...): give it its own round ones.
     ticks = nice_ticks(max(r.get("ms_per_step_max", r["ms_per_step"]) for r in rows) * 1.05)
     fig.update_yaxes(title_text=labels["ms_per_step"], secondary_y=True, range=[0, ticks[-1]], tickmode="array",
-                     tickvals=ticks, showgrid=False)
+                     tickvals=ticks, showgrid=False, automargin=True)
     return fig
 
 
@@ -103,7 +105,8 @@ def class_boxes(runs: dict[str, list[dict]], metric: str, labels: dict, height: 
         fig.add_trace(go.Box(x=xs, y=ys, name=(names or {}).get(cls, cls), marker_color=class_color(cls, classes),
                              boxpoints="outliers"))
     fig.update_layout(boxmode="group", height=height, margin=dict(l=50, r=10, t=20, b=40), uirevision="boxes",
-                      yaxis=dict(title=labels[metric], rangemode="tozero"), legend=dict(orientation="h", y=1.1))
+                      xaxis=dict(automargin=True), yaxis=dict(title=labels[metric], rangemode="tozero"),
+                      legend=dict(orientation="h", y=1.1))
     return fig
 
 
@@ -116,6 +119,7 @@ def grouped_bars(values: dict[str, dict[str, float | None]], labels: dict, y_tit
         fig.add_trace(go.Bar(x=list(values), y=[d.get(key) for d in values.values()], name=(names or {}).get(key, key),
                              marker_color=class_color(key, keys)))
     fig.update_layout(barmode="group", height=height, margin=dict(l=50, r=10, t=20, b=40), uirevision="bars",
+                      xaxis=dict(automargin=True),
                       yaxis=dict(title=y_title, tickformat=".0%" if percent else None, rangemode="tozero"),
                       legend=dict(orientation="h", y=1.1))
     return fig

@@ -35,7 +35,9 @@ def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capac
     if more > 0:  # only the first `capacity` are drawn; say how many more wait, in words
         note = labels.get("queue_more", "+{n}").format(n=more, shown=capacity)
         head += f' <span title="{escape(note)}">({escape(note)})</span>'
-    return f'<div style="min-height:44px">{head}<br>{"".join(cells)}</div>'
+    # as tall as a full queue (48 cells in three lines of a narrow column) at every step: the views below it and
+    # the chart fitted above it keep their place while the queue fills and empties
+    return f'<div style="min-height:calc(1.5em + 48px)">{head}<br>{"".join(cells)}</div>'
 
 
 def block_tables_html(snap: StepSnapshot, request_ids: list[str], color_of: dict[str, int], labels: dict,
@@ -56,6 +58,6 @@ def block_tables_html(snap: StepSnapshot, request_ids: list[str], color_of: dict
             title = (f"{rid} · {labels['logical']} {i} → {labels['physical']} {b} · "
                      f"{snap.block_fill[b]}/{snap.block_size}")
             cells.append(_cell(shades[code], title, str(b), w=24, h=18))
-        rows.append(f'<div style="white-space:nowrap"><code style="display:inline-block;width:90px">{escape(rid)}'
-                    f'</code>{"".join(cells)}</div>')
+        label = f'<code style="display:inline-block;min-width:6.5em;font-size:0.75rem">{escape(rid)}</code>'
+        rows.append(f'<div style="white-space:nowrap">{label}{"".join(cells)}</div>')
     return "".join(rows) or "—"

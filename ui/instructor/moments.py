@@ -120,11 +120,16 @@ def reveal(page_id: str, runs) -> None:
               guess=shown(made.value), measured=shown(value)), icon="🔮")
 
 
+PLAYING_CSS = """[data-testid="stMainBlockContainer"] {{ padding-top: 1rem; }}
+.st-key-{page}-narration [data-testid="stAlert"] p {{ font-size: 0.85rem; line-height: 1.4; }}"""
+
+
 def narration(page_id: str) -> None:
     """The active moment's narration line, above the experiment."""
     pid = st.session_state.get(f"{page_id}.moment")
     if pid and pid in all_moments():
-        st.info(f"**{t('moment.label')}: {title(pid)}** — {narration_text(pid)}", icon="🎓")
+        text = f"**{t('moment.label')}: {title(pid)}** — {narration_text(pid)}"
+        st.container(key=f"{page_id}-narration").info(text, icon="🎓")
 
 
 def clear(page_id: str) -> None:
@@ -166,7 +171,8 @@ def page_header(page_id: str, prefix: str, defaults: dict):
     has_runs = bool(ss.get(f"{page_id}.runs") or ss.get(f"{page_id}.rows"))
     setup = header.expander(t("ctl.setup"), expanded=not (has_runs or pending), icon="⚙️")
     if ss.get(f"{page_id}.playing"):  # last in the header: what is above keeps its place
-        header.html(f"<style>.st-key-{page_id}-header {{ display: none; }}</style>")
+        # and the narration smaller, the frame's top margin too: the picture fits 1280x720
+        header.html(f"<style>.st-key-{page_id}-header {{ display: none; }} {PLAYING_CSS.format(page=page_id)}</style>")
     with setup:
         st.markdown(t(f"{prefix}.intro"))
         moment_buttons(page_id)

@@ -7,6 +7,7 @@ import streamlit as st
 from engine import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
 from ui.labs import bounded
 from ui.shell.i18n import t
+from ui.shell.style import instructor
 
 KNOBS = ("batcher", "policy", "kv_layout", "preemption_mode", "block_size", "num_blocks", "max_num_seqs",
          "max_num_batched_tokens", "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
@@ -30,6 +31,16 @@ def apply_hints(prefix: str, source: str, hints: dict) -> None:
             ss[f"{prefix}.{name}"] = value
 
 
+def _cells(count: int) -> list:
+    """Places for `count` knobs, in rows of four, or of three in instructor mode's larger type: a knob's name is
+    an identifier, which never wraps, so the widest (long_prefill_token_threshold) needs a third of the row."""
+    per_row = 3 if instructor() else 4
+    cells = []
+    for start in range(0, count, per_row):
+        cells += st.columns(per_row)[:min(per_row, count - start)]
+    return cells
+
+
 def engine_knobs(prefix: str) -> dict:
     """EngineConfig keyword arguments: every knob as shown (0 for num_blocks or num_swap_blocks: None,
     sized automatically), so the run uses exactly what the knobs show."""
@@ -37,27 +48,24 @@ def engine_knobs(prefix: str) -> dict:
     for name, value in DEFAULTS.items():
         ss.setdefault(f"{prefix}.{name}", value)
     k = lambda name: f"{prefix}.{name}"  # noqa: E731
-    c = st.columns(4)
-    c[0].selectbox("batcher", BATCHERS, key=k("batcher"))
-    c[1].selectbox("policy", POLICIES, key=k("policy"))
-    c[2].selectbox("kv_layout", KV_LAYOUTS, key=k("kv_layout"))
-    c[3].selectbox("preemption_mode", PREEMPTION_MODES, key=k("preemption_mode"))
-    c = st.columns(4)
-    bounded.number(c[0], "max_num_seqs", 0, 256, key=k("max_num_seqs"), help=t("knob.max_num_seqs"))
-    bounded.number(c[1], "max_num_batched_tokens", 0, 8192, key=k("max_num_batched_tokens"), help=t("knob.budget"))
-    bounded.number(c[2], "block_size", 0, 256, key=k("block_size"))
-    bounded.number(c[3], "num_blocks", 0, 8192, value=None, key=k("num_blocks"), help=t("knob.num_blocks"))
-    c = st.columns(4)
-    bounded.number(c[0], "max_model_len", 1, 8192, value=None, key=k("max_model_len"))
-    bounded.number(c[1], "long_prefill_token_threshold", 0, 8192, key=k("long_prefill_token_threshold"),
-                      help=t("knob.threshold"))
-    bounded.number(c[2], "max_wait_steps", 0, 1000, key=k("max_wait_steps"), help=t("knob.max_wait"))
-    bounded.number(c[3], "priority_aging_steps", 1, 100_000, key=k("priority_aging_steps"))
-    c = st.columns(4)
-    c[0].toggle("enable_chunked_prefill", key=k("enable_chunked_prefill"))
-    c[1].toggle("enable_prefix_caching", key=k("enable_prefix_caching"))
-    c[2].selectbox("contiguous_reserve", ("max_tokens", "max_model_len"), key=k("contiguous_reserve"))
-    bounded.number(c[3], "num_swap_blocks", 0, 8192, value=None, key=k("num_swap_blocks"), help=t("knob.swap"))
+    c = iter(_cells(16))
+    next(c).selectbox("batcher", BATCHERS, key=k("batcher"))
+    next(c).selectbox("policy", POLICIES, key=k("policy"))
+    next(c).selectbox("kv_layout", KV_LAYOUTS, key=k("kv_layout"))
+    next(c).selectbox("preemption_mode", PREEMPTION_MODES, key=k("preemption_mode"))
+    bounded.number(next(c), "max_num_seqs", 0, 256, key=k("max_num_seqs"), help=t("knob.max_num_seqs"))
+    bounded.number(next(c), "max_num_batched_tokens", 0, 8192, key=k("max_num_batched_tokens"), help=t("knob.budget"))
+    bounded.number(next(c), "block_size", 0, 256, key=k("block_size"))
+    bounded.number(next(c), "num_blocks", 0, 8192, value=None, key=k("num_blocks"), help=t("knob.num_blocks"))
+    bounded.number(next(c), "max_model_len", 1, 8192, value=None, key=k("max_model_len"))
+    bounded.number(next(c), "long_prefill_token_threshold", 0, 8192, key=k("long_prefill_token_threshold"),
+                   help=t("knob.threshold"))
+    bounded.number(next(c), "max_wait_steps", 0, 1000, key=k("max_wait_steps"), help=t("knob.max_wait"))
+    bounded.number(next(c), "priority_aging_steps", 1, 100_000, key=k("priority_aging_steps"))
+    next(c).toggle("enable_chunked_prefill", key=k("enable_chunked_prefill"))
+    next(c).toggle("enable_prefix_caching", key=k("enable_prefix_caching"))
+    next(c).selectbox("contiguous_reserve", ("max_tokens", "max_model_len"), key=k("contiguous_reserve"))
+    bounded.number(next(c), "num_swap_blocks", 0, 8192, value=None, key=k("num_swap_blocks"), help=t("knob.swap"))
     st.selectbox("attention_backend", BACKENDS, key=k("attention_backend"), help=t("knob.backend"))
     auto = ("num_blocks", "num_swap_blocks")
     return {name: (ss[k(name)] or None) if name in auto else ss[k(name)] for name in DEFAULTS}

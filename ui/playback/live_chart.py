@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
@@ -43,13 +44,23 @@ def figure_json(fig) -> str:
     return pio.to_json(fig, validate=False)
 
 
-def live_chart(fig, key: str, height: int, config: dict | None = None, fit: tuple[int, int] | None = None,
+@dataclass(frozen=True)
+class Fit:
+    """The chart fills the window's height below it, between `low` and `high` pixels, leaving room for the views
+    `below` names (a CSS selector: what must stay on the same screen under it)."""
+    low: int
+    high: int
+    below: str | None = None
+
+
+def live_chart(fig, key: str, height: int, config: dict | None = None, fit: Fit | None = None,
                playing: dict | None = None) -> None:
     """`fig`: a figure, or one already made JSON (figure_json) to be drawn by many sessions.
-    `fit=(min, max)`: the chart fills the window's height below it, between min and max pixels.
+    `fit`: the chart's height from the window's (Fit).
     `playing` (client_player.playing: the URL of the frames' file and the clock): the chart plays a recorded run
     by itself. Chart text grows with instructor mode's type (ui/shell/style.py)."""
+    fitted = {"min": fit.low, "max": fit.high, "reserve": FIT_RESERVE, "below": fit.below} if fit else None
     _render(spec=fig if isinstance(fig, str) else figure_json(fig), height=height, config=config or {}, key=key,
-            default=None, fit={"min": fit[0], "max": fit[1], "reserve": FIT_RESERVE} if fit else None,
+            default=None, fit=fitted,
             font_scale=font_scale(), frames=playing and playing["frames"], clock=playing and playing["clock"],
             anim_key=key)

@@ -16,18 +16,23 @@ ANIMATING_CONFIG = {"staticPlot": True}
 BASE_CSS = """
 <style>
 /* a compact frame: the picture, not the page furniture, gets the first screen */
-[data-testid="stMainBlockContainer"] { padding-top: 2.6rem; padding-bottom: 3rem; }
+[data-testid="stMainBlockContainer"] { padding: 2.6rem 2rem 3rem 2rem; }
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.3rem 0; }
 [data-testid="stMain"] h4 { padding: 0.1rem 0 0.2rem 0; }
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.55rem; }
 /* labels wrap between words, never inside an identifier such as max_num_seqs, and are never cut */
 [data-testid="stWidgetLabel"] p, [data-testid="stMetricLabel"] p, [data-testid="stMarkdownContainer"] th {
   word-break: normal !important; overflow-wrap: normal !important; }
-[data-testid="stWidgetLabel"] p { white-space: nowrap; }
 [data-testid="stMetricLabel"] p, [data-testid="stMetricLabel"] div { white-space: normal !important;
   overflow: visible !important; text-overflow: clip !important; }
-[data-testid="stBaseButton-primary"] p, [data-testid="stBaseButton-secondary"] p,
-[data-testid="stBaseButton-primaryFormSubmit"] p { white-space: nowrap; }
+/* a button's label wraps inside the button (a longer title, a narrow column, instructor mode's type), never
+   cut with an ellipsis or spilling past its border; a toggle's or checkbox's label beside its switch too */
+[data-testid^="stBaseButton"] p, [data-testid^="stBaseButton"] [data-testid="stMarkdownContainer"],
+[data-testid="stCheckbox"] label p, [data-testid="stCheckbox"] label [data-testid="stMarkdownContainer"],
+[data-testid="stWidgetLabel"] [data-testid="stMarkdownContainer"] {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+[data-testid^="stBaseButton"] { height: auto; min-height: 2.5rem; }
+[data-testid="stSidebar"] [data-testid^="stBaseButton"] { text-align: left; justify-content: flex-start; }
 /* the sidebar's lesson titles wrap instead of being cut */
 [data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavLink"] div,
 [data-testid="stSidebarNavLink"] p { white-space: normal !important; overflow: visible !important;
@@ -49,7 +54,8 @@ BASE_CSS = """
 /* the player's frame line: a progress bar and "step 55 / 710" */
 .lab-frame { display: flex; align-items: center; gap: 0.6rem; }
 /* a refusal note drawn by the in-browser player: st.warning's colours */
-.lab-refusal { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); padding: 1rem; border-radius: 0.5rem; }
+.lab-refusal { background: rgba(255, 227, 18, 0.1); color: rgb(146, 108, 5); padding: 0.3rem 0.6rem;
+  border-radius: 0.5rem; font-size: 0.85rem; line-height: 1.35; }
 /* a frame with no refusal: its (empty) note takes no room */
 [data-testid="stElementContainer"]:has(.lab-refusals:empty) { display: none; }
 .lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
@@ -86,6 +92,9 @@ def scale_fonts(fig):
     if not instructor():
         return fig
     fig.update_layout(font_size=round(12 * INSTRUCTOR_SCALE))
+    margin = fig.layout.margin  # the room beside the plot for its (larger) labels and titles grows too
+    fig.update_layout(margin={side: round(getattr(margin, side) * INSTRUCTOR_SCALE) for side in "lrtb"
+                              if getattr(margin, side) is not None})
     for path in ("title", "xaxis.title", "yaxis.title", "yaxis2.title", "legend"):
         node = fig.layout
         for part in path.split("."):

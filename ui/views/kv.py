@@ -11,7 +11,9 @@ from ui.playback.derived import derived
 from ui.playback.live_chart import live_chart
 from ui.shell.i18n import lang, t
 from ui.shell.style import scaled
-from ui.views.base import DERIVING, animating, chart_config, colors, html_view, over_run, view_labels
+from ui.views.slots import Look as TimelineLook, timeline
+from ui.views.base import (DERIVING, animating, chart_config, colors, heading, html_view, over_run, total_frames,
+                           view_labels)
 from viz.blocks import block_pool, pool_frames
 from viz.figure import Look
 from viz.charts import memory_split, split_frames, split_legend_html
@@ -32,39 +34,90 @@ def kv_rows(run: LiveRun) -> list[dict]:
 def memory(run: LiveRun, frame: int, total: int, key: str, show_tables: bool = True,
            selected: list[str] | None = None) -> None:
     """Block pool, memory split over time, and the block tables of the selected requests (default:
-    the ones running now)."""
-    frame = min(frame, run.frames - 1)
-    snap, lab, clock = run.snapshots[frame], view_labels(), client_player.current()
-    pool = block_pool(snap, colors(run), lab, title=_pool_title(snap), hover=not animating())
-    def made() -> dict:
-        snaps = run.snapshots[:client_player.shown(run)]
-        return pool_frames(snaps, colors(run), [_pool_title(s) for s in snaps])
-    frames = clock and client_player.animated(f"{key}.pool",
-                                              lambda: client_player.run_frames(run, ("pool", lang()), made))
-    live_chart(pool, f"{key}.pool", pool.layout.height, chart_config(), playing=client_player.playing(frames, clock))
-    # the notes as one HTML element in the colours of st.warning, still or playing: a count of elements that
-    # changed with the frame would move the charts below, and the browser would build them anew (blank until drawn)
-    html_view(run, frame, ("refusal", lang()), lambda i: '<div class="lab-refusals">' + "".join(
-        f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)) + "</div>", f"{key}.refusal")
-    frames = clock and client_player.animated(f"{key}.split", lambda: client_player.run_frames(
-        run, ("split",), lambda: split_frames(kv_rows(run)[:client_player.shown(run)])))
-    live_chart(memory_split(kv_rows(run), frame, total, lab, Look(scaled(240), t("kv.split_title"))),
-               f"{key}.split", scaled(240), chart_config(), playing=client_player.playing(frames, clock))
-    st.html(split_legend_html(lab))
+    the ones running now), one under the other."""
+    pool(run, frame, key)
+    refusal(run, frame, key)
+    split(run, frame, total, key)
+    st.html(split_legend_html(view_labels()))
     if show_tables:
         st.caption(t("kv.tables_caption"))
-        html_view(run, frame, ("tables", lang(), tuple(selected or ())), lambda i: _tables(run, i, selected, lab),
-              f"{key}.tables")
+        tables(run, frame, key, selected)
 
 
-def _pool_title(snap) -> str:
-    return t("kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks, partial=snap.num_partial_blocks)
+def side_by_side(page: str, runs: list[LiveRun], frame: int, selected: list[str] | None = None) -> None:
+    """Two layouts on the first screen, every view in the same place in each run's half, so they line up: a row
+    of headings; each run's block pool beside its memory split; one legend for both; each run's slot timeline
+    beside its block tables and refusals (the one view whose height changes as it plays, last)."""
+    def halves():
+        cells = st.columns(2 * len(runs))
+        return [(run, cells[2 * i], cells[2 * i + 1]) for i, run in enumerate(runs)]
+    for col, run in zip(st.columns(len(runs)), runs):
+        with col:
+            heading(t(f"kv.v.{run.label}"), run.label)
+    total = total_frames(runs)
+    for run, left, right in halves():
+        with left:
+            pool(run, frame, f"{page}.mem.{run.label}", height=scaled(PLAY_HEIGHT), short=True)
+        with right:
+            split(run, frame, total, f"{page}.mem.{run.label}", height=scaled(PLAY_HEIGHT))
+    st.html(split_legend_html(view_labels(), note=t("kv.tables_caption")))
+    for run, left, right in halves():
+        with left:
+            timeline(run, frame, lambda: total_frames(runs), f"{page}.tl.{run.label}", TimelineLook(height=PLAY_HEIGHT))
+        with right:
+            tables(run, frame, f"{page}.mem.{run.label}", selected, most=PLAY_TABLES)
+            refusal(run, frame, f"{page}.mem.{run.label}")
 
 
-def _tables(run: LiveRun, frame: int, selected: list[str] | None, lab: dict) -> str:
+PLAY_HEIGHT = 120  # each chart of the side-by-side views (before instructor mode's scale): two rows fit 1280x720
+PLAY_TABLES = 3  # block tables shown beside the timeline (the selected requests, or the first ones running)
+
+
+def pool(run: LiveRun, frame: int, key: str, height: int | None = None, short: bool = False) -> None:
+    """`short`: the title in few words (a quarter of the window wide)."""
+    frame = min(frame, run.frames - 1)
+    snap, lab, clock = run.snapshots[frame], view_labels(), client_player.current()
+    fig = block_pool(snap, colors(run), lab, height=height, title=_pool_title(snap, short), hover=not animating())
+
+    def made() -> dict:
+        snaps = run.snapshots[:client_player.shown(run)]
+        return pool_frames(snaps, colors(run), [_pool_title(s, short) for s in snaps])
+    frames = clock and client_player.animated(f"{key}.pool",
+                                              lambda: client_player.run_frames(run, ("pool", lang(), short), made))
+    live_chart(fig, f"{key}.pool", fig.layout.height, chart_config(), playing=client_player.playing(frames, clock))
+
+
+def refusal(run: LiveRun, frame: int, key: str) -> None:
+    """Why the contiguous layout turned a request away, at the frame it happens: one HTML element in the colours of
+    st.warning, still or playing (a count of elements that changed with the frame would move the charts below, and
+    the browser would build them anew, blank until drawn)."""
+    html_view(run, frame, ("refusal", lang()), lambda i: '<div class="lab-refusals">' + "".join(
+        f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)) + "</div>", f"{key}.refusal")
+
+
+def split(run: LiveRun, frame: int, total: int, key: str, height: int | None = None) -> None:
+    frame, clock = min(frame, run.frames - 1), client_player.current()
+    height = height or scaled(240)
+    frames = clock and client_player.animated(f"{key}.split", lambda: client_player.run_frames(
+        run, ("split",), lambda: split_frames(kv_rows(run)[:client_player.shown(run)])))
+    live_chart(memory_split(kv_rows(run), frame, total, view_labels(), Look(height, t("kv.split_title"))),
+               f"{key}.split", height, chart_config(), playing=client_player.playing(frames, clock))
+
+
+def tables(run: LiveRun, frame: int, key: str, selected: list[str] | None = None, most: int = 6) -> None:
+    html_view(run, frame, ("tables", lang(), tuple(selected or ()), most),
+              lambda i: _tables(run, i, selected, view_labels(), most), f"{key}.tables")
+
+
+def _pool_title(snap, short: bool = False) -> str:
+    return t("kv.pool_title_short" if short else "kv.pool_title", used=snap.num_used_blocks, total=snap.num_blocks,
+             partial=snap.num_partial_blocks)
+
+
+def _tables(run: LiveRun, frame: int, selected: list[str] | None, lab: dict, most: int = 6) -> str:
     snap = run.snapshots[frame]
     shown = ([rid for rid in selected if rid in snap.block_tables] if selected
-             else [rid for rid in snap.slots if rid][:6])
+             else [rid for rid in snap.slots if rid])[:most]
     widest = _widest_table(run) if run.done else max((len(tb) for tb in snap.block_tables.values()), default=1)
     return f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), lab, widest)}</div>'
 

@@ -9,7 +9,7 @@ import streamlit as st
 from engine import LiveRun
 from ui.playback import client_player
 from ui.playback.derived import derived
-from ui.playback.live_chart import figure_json, live_chart
+from ui.playback.live_chart import Fit, figure_json, live_chart
 from ui.shell.i18n import lang, t
 from ui.shell.style import scaled
 from ui.views.base import (DERIVING, MIN_FIT, animating, chart_config, colors, heading_html, html_view, total_frames,
@@ -23,11 +23,12 @@ from viz.timeline import slot_timeline, timeline_column, timeline_frames
 @dataclass(frozen=True)
 class Look:
     """How a timeline is drawn. `fit`: the timeline is the page's main picture and takes the window's height
-    left below it."""
+    left below it, less what `below` (a CSS selector) names: the views that stay on screen under it."""
     title: str = ""
     by_class: bool = False
     height: int = 300
     fit: bool = False
+    below: str | None = None
 
 
 def timeline_columns(run: LiveRun, frame: int, by_class: bool):
@@ -65,8 +66,8 @@ def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str,
             fig = cache[base] = figure_json(slot_timeline(timeline_columns(run, 0, by_class), 0, total,
                                                           view_labels(),
                                                           FigureLook(scaled(height), title, hover=False)))
-    live_chart(fig, key, scaled(height), chart_config(), fit=(MIN_FIT, scaled(height) * 2) if look.fit else None,
-               playing=client_player.playing(frames, clock))
+    live_chart(fig, key, scaled(height), chart_config(), fit=Fit(MIN_FIT, scaled(height) * 2, look.below) if look.fit
+               else None, playing=client_player.playing(frames, clock))
 
 
 def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:
@@ -90,11 +91,23 @@ def _run_heading(page: str, run: LiveRun, runs: list[LiveRun], frame: int, text:
 
 
 def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bool = False, height: int = 300) -> None:
-    """One column per run, all on the same step axis: timeline, the queue at the door, live metrics."""
-    for col, run in zip(st.columns(len(runs)), runs):
+    """One column per run, all on the same step axis: timeline, the queue at the door, live metrics. Drawn a row
+    per view (a row of headings, of timelines, ...), so each view starts at the same height in every column
+    whatever the others above it take; the timelines fill the window but for the queues, which stay on the first
+    screen under them (the metrics may be scrolled to)."""
+    def row():
+        return zip(st.columns(len(runs)), runs)
+    for col, run in row():
         with col:
             _run_heading(page, run, runs, frame, title(run))
+    queues = ", ".join(f".st-key-{page}-q-{run.label}" for run in runs)
+    for col, run in row():
+        with col:
             timeline(run, frame, lambda: total_frames(runs), f"{page}.tl.{run.label}",
-                     Look(by_class=by_class, height=height, fit=True))
+                     Look(by_class=by_class, height=height, fit=True, below=queues))
+    for col, run in row():
+        with col:
             queue(run, frame, key=f"{page}.q.{run.label}", by_class=by_class)
+    for col, run in row():
+        with col:
             metrics_panel(run, frame, key=f"{page}.m.{run.label}")

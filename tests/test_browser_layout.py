@@ -1,0 +1,245 @@
+"""Every page as a lecturer and a student see it: on a projector (1280x720) and a laptop (1440x900), instructor
+mode on and off, in Chinese and English, no two pieces of text overlap, none is cut (an ellipsis, a clipped
+box) or spills out of its button or column; and while a run plays on the three lab pages, every view of the
+playing picture (each run's charts, not only the first) lies inside the window, the runs' columns side by
+side with their views on one line.
+
+Each page load is checked in several looks (the window resized; language and instructor mode switched in
+the sidebar, as a person would), since a page load costs far more than a look.
+
+Screenshots: tests/artifacts/layout-<page>-<lang>[-instructor]-<width>x<height>.png."""
+import re
+import time
+
+import pytest
+from browser_support import ARTIFACTS, assert_no_errors, new_page, press_pause, press_play, with_env
+from layout_support import BOXES, OVERFLOWING_COLUMNS, problems, text_layout
+
+pytestmark = pytest.mark.browser
+
+PASSCODE = "layout check 5"
+PROJECTOR, LAPTOP = (1280, 720), (1440, 900)
+LESSONS = ("overview", "why-batching", "fixed-batch", "continuous-batching", "paged-attention", "four-axes",
+           "priorities-sla", "decisions", "scenarios", "mechanisms-myths")
+PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server", "tasks", "quiz",
+         "glossary", "playground", "class")
+# each lab page's lecture moment, and the views of its playing picture in each run's column (selectors, by the
+# keys the views are drawn with: ui/views/slots.py, ui/views/kv.py)
+TIMELINE, QUEUE = ".st-key-{lab}-tl-{run}", ".st-key-{lab}-q-{run}"
+LABS = {"static-vs-continuous": ("fixed-batch-holes", (TIMELINE, QUEUE)),
+        "paged-kv": ("contiguous-vs-paged", (".st-key-{lab}-mem-{run}-pool", ".st-key-{lab}-mem-{run}-split",
+                                             '[data-anim="{lab}.mem.{run}.tables"]', TIMELINE)),
+        "policies": ("support-bot-sla", (TIMELINE, QUEUE))}
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def passcode():
+    yield from with_env("SERVING_LAB_PASSCODE", PASSCODE)
+
+
+def settle(page) -> None:
+    """Until the script has stopped and no element of an earlier run is left on the page (a rerun's stale
+    copies stand beside the new ones until it ends), and the charts have drawn."""
+    page.wait_for_function("""() => {
+        const busy = document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"]');
+        window.__settled = busy ? 0 : (window.__settled || 0) + 1;
+        return window.__settled >= 4;
+    }""", polling=250, timeout=120_000)
+
+
+def language_of(page) -> str:
+    return "zh" if CJK.search(page.inner_text('[data-testid="stSidebarNav"]')) else "en"
+
+
+def instructor_on(page) -> bool:
+    return "instructor=1" in page.url
+
+
+def switch(page, lang: str, instructor: bool) -> None:
+    """The sidebar's language and instructor switches, clicked until the page shows them (a click landing
+    while the page reruns can be lost; a person clicks again)."""
+    for _ in range(3):
+        if language_of(page) != lang:
+            page.locator('[data-testid="stSidebar"]').get_by_text({"zh": "中文", "en": "English"}[lang],
+                                                                  exact=True).click()
+            settle(page)
+        if instructor_on(page) != instructor:
+            page.locator(".st-key-instructor-widget label").first.click()
+            settle(page)
+        time.sleep(0.5)
+        if language_of(page) == lang and instructor_on(page) == instructor:
+            return
+    raise AssertionError(f"the sidebar did not switch to {lang}, instructor={instructor}")
+
+
+def look_name(page_id: str, lang: str, instructor: bool, size) -> str:
+    return f"{page_id}-{lang}{'-instructor' if instructor else ''}-{size[0]}x{size[1]}"
+
+
+def check_text(page, where: str) -> list[str]:
+    """The text problems of this look, and its screenshot."""
+    page.screenshot(path=str(ARTIFACTS / f"layout-{where}.png"))
+    return [f"{where}: {p}" for p in problems(text_layout(page))]
+
+
+def at_size(page, size) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    time.sleep(1)  # the charts that fit the window redraw on resize
+    settle(page)
+
+
+def open_at(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("h1", timeout=60_000)
+    settle(page)
+
+
+def measure(page) -> None:
+    """Why batch's Measure, clicked until its chart is drawn (a click landing while the page reruns can be lost)."""
+    chart = page.locator('[data-testid="stMain"] [data-testid="stPlotlyChart"]').first
+    for _ in range(3):
+        page.locator(".st-key-why-batch-measure button").click()
+        try:
+            chart.wait_for(timeout=90_000)
+            break
+        except Exception:
+            settle(page)
+    settle(page)
+
+
+def enter_passcode(page) -> None:
+    field = page.locator('input[type="password"]')
+    if field.count():
+        field.fill(PASSCODE)
+        field.press("Enter")
+        settle(page)
+
+
+@pytest.mark.parametrize("page_id", PAGES)
+def test_no_text_overlaps_or_is_cut_on_any_page(browser, server, page_id):
+    """Chinese in instructor mode on a projector, English without it on a laptop: the two ends of what a page
+    meets (the larger type in the smaller window, the longer words in the wider one), each at both sizes."""
+    found = []
+    # the class view is the instructor's alone (behind the passcode): there it is checked in both languages
+    for lang, instructor in (("zh", True), ("en", page_id == "class")):
+        page = new_page(browser, lang, *PROJECTOR)
+        query = f"?lang={lang}" + ("&instructor=1" if instructor else "")
+        open_at(page, f"{server}/{'' if page_id == 'home' else page_id}{query}")
+        if page_id == "class":
+            enter_passcode(page)
+        if page_id == "why-batch":  # its chart (the y axis titles beside their tick labels) once measured
+            measure(page)
+        for size in (PROJECTOR, LAPTOP):
+            at_size(page, size)
+            assert language_of(page) == lang and instructor_on(page) == instructor
+            found += check_text(page, look_name(page_id, lang, instructor, size))
+        assert_no_errors(page)
+        page.close()
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize("lang, instructor, size", [("zh", True, PROJECTOR), ("en", False, LAPTOP)])
+def test_no_text_overlaps_or_is_cut_in_any_lesson(browser, server, lang, instructor, size):
+    """Every lesson, walked with its Next button (its Previous and Next buttons carry the neighbours' titles)."""
+    page = new_page(browser, lang, *size)
+    open_at(page, f"{server}/lesson-{LESSONS[0]}?lang={lang}" + ("&instructor=1" if instructor else ""))
+    found = []
+    for n, lesson in enumerate(LESSONS):
+        assert f"lesson-{lesson}" in page.url, page.url
+        page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop = 0")
+        found += check_text(page, look_name(f"lesson-{lesson}", lang, instructor, size))
+        if n + 1 < len(LESSONS):
+            page.locator(f".st-key-lesson-{lesson}-next button").click()
+            page.wait_for_url(re.compile(f"lesson-{LESSONS[n + 1]}"), timeout=60_000)
+            settle(page)
+    assert_no_errors(page)
+    page.close()
+    assert found == [], "\n".join(found)
+
+
+def view_boxes(page, lab: str, runs: list[str], views) -> dict[str, list]:
+    """Per run, the box of each named view of its column, in order (None: the view is not drawn)."""
+    out = {}
+    for run in runs:
+        out[run] = []
+        for view in views:
+            selector = view.format(lab=lab, run=run)
+            boxes = page.evaluate(BOXES, f'[data-testid="stMain"] {selector}')
+            out[run].append((selector, boxes[0] if boxes else None))
+    return out
+
+
+def check_playing_picture(page, lab: str, views, size, where: str) -> list[str]:
+    """Every named view of every run lies inside the window, and the runs' views line up across columns."""
+    found = []
+    headings = page.evaluate(BOXES, '[data-testid="stMain"] .lab-run-heading')
+    runs = [re.sub(r"^.*-tl-", "", c) for c in page.evaluate(
+        """(lab) => [...document.querySelectorAll('[data-testid="stMain"] [class*="st-key-' + lab + '-tl-"]')]
+                    .map(el => [...el.classList].find(c => c.startsWith('st-key-' + lab + '-tl-')))""", lab)]
+    if not runs:
+        return [f"{where}: no run's timeline on the page"]
+    width, height = size
+    boxes = view_boxes(page, lab, runs, views)
+    for named in boxes.values():
+        for name, box in named:
+            if box is None:
+                found.append(f"{where}: {name} is not drawn")
+            elif box["y"] < -1 or box["bottom"] > height + 1 or box["x"] < -1 or box["right"] > width + 1:
+                found.append(f"{where}: {name} at y {box['y']:.0f}..{box['bottom']:.0f}, x {box['x']:.0f}.."
+                             f"{box['right']:.0f} is not inside the {width}x{height} window")
+    # side by side: the same view of each run starts at the same height, and so do the headings
+    for i, view in enumerate(views):
+        tops = {run: named[i][1]["y"] for run, named in boxes.items() if named[i][1]}
+        if tops and max(tops.values()) - min(tops.values()) > 4:
+            found.append(f"{where}: the runs' {view.format(lab=lab, run='*')} do not line up: tops {tops}")
+    tops = [h["y"] for h in headings]
+    if tops and max(tops) - min(tops) > 4:
+        found.append(f"{where}: the run headings do not line up: tops {tops}")
+    return found + [f"{where}: {p}" for p in page.evaluate(OVERFLOWING_COLUMNS)]
+
+
+def run_moment(page, lab: str, moment: str) -> None:
+    """A lecture moment's run to its end (its prediction skipped, if it asks one)."""
+    page.locator(f"[class*='moment-btn-{moment}'] button").first.click()
+    skip = page.locator('[data-testid="stMain"] button').filter(has_text=re.compile(r"^(跳过|Skip)"))
+    deadline = time.monotonic() + 300
+    while not page.locator(f".st-key-{lab}-frame-counter").count() and time.monotonic() < deadline:
+        if skip.count():
+            skip.first.click()
+        time.sleep(1)
+    page.wait_for_function("""(lab) => { const c = document.querySelector('.st-key-' + lab + '-frame-counter');
+                                        return c && /\\d+ \\/ \\d+$/.test(c.innerText.trim()); }""",
+                           arg=lab, timeout=300_000)
+    settle(page)
+
+
+@pytest.mark.parametrize("lab", list(LABS))
+def test_while_playing_every_view_is_on_the_first_screen_and_no_text_collides(browser, server, lab):
+    """One run per lab (a lecture moment), then played and checked in every look a lecturer uses: zh and en,
+    instructor mode off and on, at 1280x720 and 1440x900."""
+    moment, views = LABS[lab]
+    page = new_page(browser, "zh", *LAPTOP)
+    open_at(page, f"{server}/{lab}?lang=zh")
+    run_moment(page, lab, moment)
+    found = []
+    for lang in ("zh", "en"):
+        for instructor in (True, False):
+            switch(page, lang, instructor)
+            # from the first step: four looks played on would reach the run's end (it then pauses itself)
+            page.locator(f".st-key-{lab}-first button").first.click()
+            settle(page)
+            press_play(page)
+            for size in (PROJECTOR, LAPTOP):
+                at_size(page, size)
+                page.evaluate("""() => { for (const el of [document.scrollingElement,
+                                   document.querySelector('[data-testid="stMain"]')]) if (el) el.scrollTop = 0; }""")
+                where = look_name(f"playing-{lab}", lang, instructor, size)
+                assert page.get_by_role("button", name="⏸", exact=True).count(), f"{where}: the run stopped playing"
+                found += check_playing_picture(page, lab, views, size, where)
+                found += check_text(page, where)
+            press_pause(page)
+            settle(page)
+    assert_no_errors(page)
+    page.close()
+    assert found == [], "\n".join(found)
