@@ -42,10 +42,12 @@ def run_moment(page, lab: str) -> None:
     skip = page.locator('[data-testid="stMain"] button').filter(
         has_text=re.compile("^(" + "|".join(STRINGS["pred.skip"].values()) + ")$"))
     counter = page.locator(f".st-key-{lab}-frame-counter")
-    deadline = time.monotonic() + 300
+    deadline, clicked = time.monotonic() + 300, 0.0
     while not counter.count() and time.monotonic() < deadline:
-        if skip.count():
+        # once: a second click while the first one's rerun starts the runs would interrupt that rerun
+        if skip.count() and time.monotonic() - clicked > 30:
             skip.first.click()
+            clicked = time.monotonic()
         time.sleep(1)
     counter.first.wait_for(timeout=10_000)
     wait_idle(page)
