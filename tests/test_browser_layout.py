@@ -203,10 +203,12 @@ def run_moment(page, lab: str, moment: str) -> None:
     """A lecture moment's run to its end (its prediction skipped, if it asks one)."""
     page.locator(f"[class*='moment-btn-{moment}'] button").first.click()
     skip = page.locator('[data-testid="stMain"] button').filter(has_text=re.compile(r"^(跳过|Skip)"))
-    deadline = time.monotonic() + 300
+    deadline, clicked = time.monotonic() + 300, 0.0
     while not page.locator(f".st-key-{lab}-frame-counter").count() and time.monotonic() < deadline:
-        if skip.count():
+        # once: a second click while the first one's rerun starts the runs would interrupt that rerun
+        if skip.count() and time.monotonic() - clicked > 30:
             skip.first.click()
+            clicked = time.monotonic()
         time.sleep(1)
     page.wait_for_function("""(lab) => { const c = document.querySelector('.st-key-' + lab + '-frame-counter');
                                         return c && /\\d+ \\/ \\d+$/.test(c.innerText.trim()); }""",
