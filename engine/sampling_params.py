@@ -36,6 +36,14 @@ def _is_int(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _finite(x) -> bool:
+    """A real number a float can hold and that is not NaN or infinite (an int of 400 digits is not)."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
 def _is_real(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
@@ -53,7 +61,7 @@ class SamplingParams:
 
     def __post_init__(self):
         t = self.temperature
-        if not _is_real(t) or not math.isfinite(t) or t < 0:
+        if not _is_real(t) or not _finite(t) or t < 0:
             raise ConfigError("sampling.temperature", value=_shown(t))
         t = 0.0 if t < SAMPLING_EPS else max(float(t), MIN_TEMPERATURE)
         object.__setattr__(self, "temperature", t)
