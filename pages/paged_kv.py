@@ -36,16 +36,13 @@ with setup, st.form(f"{PAGE}.form", border=False):
     run_clicked = c[4].form_submit_button(t("ctl.run"), type="primary")
 
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
-    if run_clicked and bounded.refused(PAGE):
-        run_clicked = False
-    if run_clicked or pending:
-        if not pending:
-            moments.clear(PAGE)
+    if moments.wants_run(PAGE, run_clicked, pending):
         common = {"enable_prefix_caching": prefix, "block_size": block_size, "num_blocks": blocks or None}
         if pending:  # the moment's other settings (max_num_seqs ...) hold for its own run
             common |= {k: v for k, v in pending.settings.items() if k not in common}
         experiments.start(PAGE, workload, [(v, {**common, **VARIANTS[v]}) for v in (left, right)],
                           seed=ss[f"{PAGE}.seed"], live=live)
+        moments.started(PAGE)
 
 runs = experiments.runs(PAGE)
 if not runs:

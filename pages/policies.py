@@ -33,16 +33,13 @@ with setup, st.form(f"{PAGE}.form", border=False):
     run_clicked = c[3].form_submit_button(t("ctl.run"), type="primary")
 
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
-    if run_clicked and bounded.refused(PAGE):
-        run_clicked = False
-    if run_clicked or pending:
-        if not pending:
-            moments.clear(PAGE)
+    if moments.wants_run(PAGE, run_clicked, pending):
         if len(chosen) < 2:
             st.error(t("pol.need_two"))
         else:
             experiments.start(PAGE, workload, [(p, {"priority_aging_steps": aging, "policy": p}) for p in chosen],
                               seed=seed, live=live)
+        moments.started(PAGE)
 
 def axis_name(run) -> str:
     """A policy's name under its group of bars, its explanation on a second line (half the window is narrow)."""

@@ -16,14 +16,15 @@ if pending and pending.workload:
 control = passcode.configured() is None or access.unlocked()
 info = server_panels.server_panel(PAGE, control)
 run, sweep = server_panels.load_panel(PAGE, control)
-if pending and not control:
+if pending and not control:  # a student's page does not start the class's server
+    moments.started(PAGE)
     pending = None
-if pending and info is None:  # a lecture moment brings its own server, then runs
+if pending and info is None:  # a lecture moment brings its own server, then runs (it stays queued till then)
     server_panels.start_lab_server(models.chosen())
     ss.pop(f"{PAGE}.url")
-    ss[moments.PENDING] = pending.id
     st.rerun()
 if (run or pending) and info:
+    moments.started(PAGE)  # before the load, which is long: a failed load is not tried again on every rerun
     server_panels.run_live(PAGE, ss[f"{PAGE}.url"].strip())
 if sweep and info:
     server_panels.run_sweep(PAGE, ss[f"{PAGE}.url"].strip())

@@ -27,13 +27,10 @@ with setup, st.form(f"{PAGE}.form", border=False):
     run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
 
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
-    if run_clicked and bounded.refused(PAGE):
-        run_clicked = False
-    if run_clicked or pending:
-        if not pending:
-            moments.clear(PAGE)
+    if moments.wants_run(PAGE, run_clicked, pending):
         experiments.start(PAGE, workload, [(batcher, {"max_num_seqs": num_seqs, "batcher": batcher})
                                            for batcher in ("static", "continuous")], seed=seed, scale=scale, live=live)
+        moments.started(PAGE)
 
 runs = experiments.runs(PAGE)
 if not runs:

@@ -30,6 +30,7 @@ if (measure or pending) and sizes:
                                lambda frac, b: bar.progress(frac, text=t("wb.measuring_b", b=b)))
     bar.empty()
     ss[f"{PAGE}.rows"] = {"model": models.chosen(), "rows": rows}
+    moments.started(PAGE)
 
 result = ss.get(f"{PAGE}.rows")
 if not result:

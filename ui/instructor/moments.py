@@ -9,6 +9,7 @@ from lessons import load_moments
 from lessons import predictions
 from ui.shell import nav
 from ui.instructor import poll
+from ui.labs import bounded
 from ui.progress import saved as progress
 from ui.progress import keys
 from ui.shell.i18n import lang, strings, t
@@ -16,6 +17,7 @@ from ui.shell.keys import INSTRUCTOR
 
 _NAMED = re.compile(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`")  # a moment id as the lesson texts quote it
 PENDING = "pending_moment"  # session key: a moment opened on another page, set up when its page is drawn
+ANSWERED = "pending_moment.answered"  # session key: the queued moment whose prediction is made or skipped
 
 
 def all_moments():
@@ -51,24 +53,45 @@ def page_title(page_id: str) -> str:
 
 def open_moment(moment_id: str) -> None:
     """Queue a moment for its page, and go there; the page applies it and runs the experiment."""
-    st.session_state[PENDING] = moment_id
+    _queue(moment_id)
     nav.go(all_moments()[moment_id].page)
 
 
 def take_pending(page_id: str, where=st):
-    """The moment queued for this page, if any (taken once). A moment with a prediction question waits
-    until the prediction is made (or skipped); the question is drawn in `where`."""
-    pid = st.session_state.get(PENDING)
-    if pid and all_moments().get(pid) and all_moments()[pid].page == page_id:
-        if all_moments()[pid].predict and not _predicted(all_moments()[pid], where):
-            return None
-        del st.session_state[PENDING]
+    """The moment queued for this page, if any. A moment with a prediction question waits until the
+    prediction is made (or skipped); the question is drawn in `where`. The moment stays queued until the page
+    says its runs have started (`started`): a rerun cut short before that (a second click on Skip lands while
+    the first one's rerun sets the runs up) leaves it queued, and the next rerun runs it, not asking again."""
+    ss, pid = st.session_state, st.session_state.get(PENDING)
+    if not (pid and all_moments().get(pid) and all_moments()[pid].page == page_id):
+        return None
+    moment = all_moments()[pid]
+    if moment.predict and ss.get(ANSWERED) != pid and not _predicted(moment, where):
+        return None
+    ss[ANSWERED] = pid
+    ss[f"{page_id}.moment"] = pid
+    if f"{page_id}.scale" in ss:
+        ss[f"{page_id}.scale"] = 1.0  # a moment is one exact run: the quiz grades against it
+    return moment
+
+
+def wants_run(page_id: str, run_clicked: bool, pending) -> bool:
+    """Whether this rerun starts the page's runs: for its queued moment, or for Run with every number box in
+    range (else a message names the one that is not, and nothing runs). Run replaces a moment shown before."""
+    if pending:
+        return True
+    if not run_clicked or bounded.refused(page_id):
+        return False
+    clear(page_id)
+    return True
+
+
+def started(page_id: str) -> None:
+    """The page has started the queued moment's runs (or cannot run it): the moment is taken."""
+    pid = st.session_state.pop(PENDING, None)
+    st.session_state.pop(ANSWERED, None)
+    if pid:
         progress.milestone(f"moment:{pid}")
-        st.session_state[f"{page_id}.moment"] = pid
-        if f"{page_id}.scale" in st.session_state:
-            st.session_state[f"{page_id}.scale"] = 1.0  # a moment is one exact run: the quiz grades against it
-        return all_moments()[pid]
-    return None
 
 
 def _predicted(moment, where=st) -> bool:
@@ -149,6 +172,7 @@ def moment_buttons(page_id: str) -> None:
 
 def _queue(moment_id: str) -> None:
     st.session_state[PENDING] = moment_id
+    st.session_state.pop(ANSWERED, None)  # its prediction is asked anew
 
 
 def page_header(page_id: str, prefix: str, defaults: dict):
