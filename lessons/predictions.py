@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
+from lessons.figures import UNITS, figure, with_unit
 from lessons.grading import metric_value, parse_number
 from lessons.loader import Moment
 
@@ -59,3 +60,26 @@ def measured(moment: Moment, summaries: dict[str, dict]) -> float | str | None:
     if abs(a - b) <= SAME_WITHIN * max(abs(a), abs(b), 1e-9):
         return "same"
     return runs[0] if a < b else runs[1]
+
+
+def unit(moment: Moment | None, lang: str) -> str:
+    """The unit a moment's number prediction is in: × for a ratio of two runs, % for a share, else the metric's."""
+    p = (moment.predict if moment else None) or {}
+    name = p.get("metric", "").split(".")[-1]
+    if len(p.get("runs") or []) == 2:
+        return "×"
+    if p.get("scale") == 100:
+        return "%"
+    if name.endswith("steps"):
+        return UNITS["steps"][lang]
+    return {"zh": "个 token", "en": "tokens"}[lang] if name.endswith("tokens") else ""
+
+
+def shown(moment: Moment | None, value, lang: str, typed: bool = False) -> str:
+    """A measured number as people write it, in the moment's unit ("2.31×", "37.9 %", "491 steps"), or a
+    `typed` prediction as the person wrote it ("5×", not "5.00×"); "–" for none yet."""
+    if value is None:
+        return "–"
+    if not isinstance(value, (int, float)):
+        return str(value)
+    return with_unit(f"{value:g}", unit(moment, lang), lang) if typed else figure(value, unit(moment, lang), lang)

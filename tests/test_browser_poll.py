@@ -12,7 +12,7 @@ import yaml
 from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, with_env
 
 from classroom import get_store
-from lessons import load_quiz
+from lessons import load_moments, load_quiz, predictions
 from ui.shell.i18n import STRINGS_FILE
 
 pytestmark = pytest.mark.browser
@@ -126,17 +126,18 @@ def test_a_live_poll_reaches_two_students_and_reveals_the_measured_value_on_all_
     shown = wait_for_text(teacher, ".st-key-poll-reveal", r"\d", timeout=300)
     measured = db.latest_poll(code).measured
     assert measured is not None and db.latest_poll(code).state == "closed"
-    assert STRINGS["poll.closed_line"]["en"].format(n=2, median="7.75", measured=f"{measured:.3g}") in shown
+    figure = {lang: predictions.shown(load_moments()[MOMENT], measured, lang) for lang in ("en", "zh")}  # "28.5×"
+    assert STRINGS["poll.closed_line"]["en"].format(n=2, median="7.75×", measured=figure["en"]) in shown
     assert_no_errors(teacher)
     shoot_at(teacher, ".st-key-poll-reveal", "poll-instructor-reveal-en")
     for page, lang, mine in zip(students, ("en", "zh"), ("3", "12.5")):
-        result = wait_for_text(page, ".st-key-poll-banner", re.escape(f"{measured:.3g}"), timeout=30)
+        result = wait_for_text(page, ".st-key-poll-banner", re.escape(figure[lang]), timeout=30)
         assert mine in result
         assert_no_errors(page)
         shoot(page, f"poll-student-reveal-{lang}")
     switch_language(teacher, "zh")  # the reveal stays, now in Chinese
     wait_for_text(teacher, ".st-key-poll-reveal", re.escape(
-        STRINGS["poll.closed_line"]["zh"].format(n=2, median="7.75", measured=f"{measured:.3g}")))
+        STRINGS["poll.closed_line"]["zh"].format(n=2, median="7.75×", measured=figure["zh"])))
     shoot_at(teacher, ".st-key-poll-reveal", "poll-instructor-reveal-zh")
 
     # the class view: the students' poll answers are their predictions, with the measured value; names hidden

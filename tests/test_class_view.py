@@ -9,7 +9,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from classroom import get_store
-from lessons import load_quiz, load_tasks
+from lessons import load_moments, load_quiz, load_tasks, predictions
 from ui.instructor import passcode
 from viz.classroom import RIGHT, WRONG
 from app_support import runs_ended
@@ -173,7 +173,7 @@ def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured)
     assert db.poll_values(poll.id) == [2.0]
     students[1].text_input(key=f"poll.answer.{poll.id}").input("6.5")
     next(b for b in students[1].button if b.label == "Send").click().run()
-    assert "Sent: 6.5. You can change it until the poll closes." in [c.value for c in students[1].caption]
+    assert "Sent: 6.5×. You can change it until the poll closes." in [c.value for c in students[1].caption]
 
     teacher.run()
     assert f"Poll open (class {code}): 2 answers so far" in [m.value for m in teacher.markdown]
@@ -182,11 +182,12 @@ def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured)
     assert not teacher.exception, [e.value for e in teacher.exception]
     measured = db.latest_poll(code).measured
     assert db.latest_poll(code).state == "closed" and measured > 1
-    assert f"Poll (2 answers) · the room's median 4.25 · measured {measured:.3g}" in [m.value for m in teacher.markdown]
-    for at, mine in zip(students, ("2", "6.5")):
+    figure = predictions.shown(load_moments()["online-uniform"], measured, "en")  # a ratio: "28.5×"
+    assert f"Poll (2 answers) · the room's median 4.25× · measured {figure}" in [m.value for m in teacher.markdown]
+    for at, mine in zip(students, ("2×", "6.5×")):
         at.run()
         result = next(m.value for m in at.markdown if m.value.startswith("📊"))
-        assert f"Measured: **{measured:.3g}** · your answer: {mine} · the class: 2 answers, median 4.25" in result
+        assert f"Measured: **{figure}** · your answer: {mine} · the class: 2 answers, median 4.25×" in result
     assert {p.measured for p in db.predictions(students[0].session_state["progress.token"]).values()} == {measured}
 
 

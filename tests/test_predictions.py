@@ -53,4 +53,24 @@ def test_prediction_then_run_then_reveal(instructor):
     runs = at.session_state["static-vs-continuous.runs"]
     measured = predictions.measured(MOMENTS["online-uniform"], {r.label: r.summary() for r in runs})
     who = "The room's prediction" if instructor else "Your prediction"
-    assert any(i.value == f"{who}: 5 · measured: {measured:.3g}" for i in at.info), [i.value for i in at.info]
+    shown = predictions.shown(MOMENTS["online-uniform"], measured, "en")  # a ratio of the two runs' TTFT: "28.5×"
+    assert shown.endswith("×")
+    assert any(i.value == f"{who}: 5× · measured: {shown}" for i in at.info), \
+        [i.value for i in at.info]
+
+
+def test_every_number_prediction_is_shown_with_its_unit():
+    """The reveal, the poll's lines and the class view's histograms write a prediction and the measured value as
+    people do, in the moment's unit (a bare "measured 2.31" left a student to guess what was measured)."""
+    from lessons import load_moments
+    from lessons.predictions import shown
+
+    moments = load_moments()
+    got = {mid: (shown(m, 2.3127, "en"), shown(m, 2.3127, "zh")) for mid, m in moments.items()
+           if m.predict and m.predict["kind"] == "number"}
+    assert got["fixed-batch-holes"] == ("2.31×", "2.31×")  # static / continuous steps: a ratio
+    assert got["contiguous-vs-paged"] == ("2.3 %", "2.3%")  # a share, scaled to percent
+    assert got["prefix-sharing"] == ("2.3 tokens", "2.3 个 token")
+    assert got["long-context-preemption"] == ("2.3", "2.3")  # a count of preemptions
+    assert all(not en[-1].isdigit() for mid, (en, _) in got.items() if mid != "long-context-preemption"), got
+    assert shown(moments["fixed-batch-holes"], None, "en") == "–"

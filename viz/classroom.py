@@ -37,7 +37,8 @@ def bins(values: list[float], measured: float | None = None, target: int = 12) -
 def prediction_histogram(values: list[float], measured: float | None, labels: dict, height: int = 260,
                          title: str = "") -> go.Figure:
     """How many predicted each value (bars), and the measured value (a red line) once it is known.
-    labels: count, value, measured, none (shown when there is no prediction yet)."""
+    labels: count, value, measured, none (shown when there is no prediction yet), and optionally figure (a
+    function writing the measured value with its unit)."""
     layout = {"title": title_(title), "height": height, "margin": {"l": 40, "r": 10, "t": 36 if title else 10, "b": 40},
               "bargap": 0.05, "showlegend": False, "xaxis": {"title": {"text": labels["value"], "standoff": 4}},
               "yaxis": {"title": {"text": labels["count"]}, "rangemode": "tozero", "dtick": 1}}
@@ -55,7 +56,8 @@ def prediction_histogram(values: list[float], measured: float | None, labels: di
     if measured is not None:
         layout["shapes"] = [{"type": "line", "x0": measured, "x1": measured, "xref": "x", "y0": 0, "y1": 1,
                              "yref": "paper", "line": {"color": MEASURED, "width": 3}}]
-        layout["annotations"] = [{"text": f"{labels['measured']} {measured:.3g}", "x": measured, "xref": "x",
+        shown = labels.get("figure") or (lambda v: f"{v:.3g}")
+        layout["annotations"] = [{"text": f"{labels['measured']} {shown(measured)}", "x": measured, "xref": "x",
                                   "y": 1, "yref": "paper", "yanchor": "bottom", "showarrow": False,
                                   "font": {"color": MEASURED}}]
         layout["margin"]["t"] = max(layout["margin"]["t"], 28)

@@ -259,7 +259,7 @@ def _predictions(preds: dict) -> None:
         with cols[n % 2].container(border=True, key=f"{PAGE}-pred-{prompt_id}"):
             st.markdown(f"**{moments.title(prompt_id)}** — {_question(prompt_id)}")
             st.caption(t("cv.prediction_line", n=len(entry["values"])))
-            st.plotly_chart(prediction_histogram(entry["values"], entry["measured"], histogram_labels()),
+            st.plotly_chart(prediction_histogram(entry["values"], entry["measured"], histogram_labels(prompt_id)),
                             key=f"{PAGE}.pred.{prompt_id}", config={"displayModeBar": False})
 
 
@@ -271,8 +271,8 @@ def _poll(poll, values: list[float]) -> None:
     if poll.state == "open":
         st.caption(t("poll.live", code=poll.class_code, n=len(values)))
     else:
-        st.caption(summary_line(values, poll.measured))
-    st.plotly_chart(prediction_histogram(values, poll.measured, histogram_labels()), key=f"{PAGE}.poll",
+        st.caption(summary_line(values, poll.measured, poll.prompt_id))
+    st.plotly_chart(prediction_histogram(values, poll.measured, histogram_labels(poll.prompt_id)), key=f"{PAGE}.poll",
                     config={"displayModeBar": False})
 
 

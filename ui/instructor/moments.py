@@ -138,9 +138,11 @@ def reveal(page_id: str, runs) -> None:
         return
     if not made.by_room:
         progress.measured(pid, value)
-    shown = (lambda v: t(f"pred.choice.{v}")) if isinstance(value, str) else (lambda v: f"{v:.3g}")
+    moment = all_moments()[pid]
+    shown = (lambda v, typed=False: t(f"pred.choice.{v}")) if isinstance(value, str) else \
+        (lambda v, typed=False: predictions.shown(moment, v, lang(), typed))
     st.info(t("pred.reveal", who=t("pred.room_said" if made.by_room else "pred.you_said"),
-              guess=shown(made.value), measured=shown(value)), icon="🔮")
+              guess=shown(made.value, typed=True), measured=shown(value)), icon="🔮")
 
 
 PLAYING_CSS = """[data-testid="stMainBlockContainer"] {{ padding-top: 1rem; }}

@@ -26,17 +26,22 @@ def pollable(moment) -> bool:
     return bool(moment.predict) and moment.predict.get("kind") == "number"
 
 
-def histogram_labels() -> dict:
-    return {"count": t("cv.count"), "value": t("cv.value"), "measured": t("cv.measured"), "none": t("cv.none_yet")}
+def histogram_labels(moment_id: str) -> dict:
+    """The prediction histogram's words, its numbers in the moment's unit ("measured 2.31×")."""
+    moment = load_moments().get(moment_id)
+    unit = predictions.unit(moment, lang())
+    return {"count": t("cv.count"), "value": t("cv.value") + (f" ({unit.strip()})" if unit else ""),
+            "measured": t("cv.measured"), "none": t("cv.none_yet"),
+            "figure": lambda v: predictions.shown(moment, v, lang())}
 
 
-def _num(v: float | None) -> str:
-    return "–" if v is None else f"{v:.3g}"
+def _num(v: float | None, moment_id: str, typed: bool = False) -> str:
+    return predictions.shown(load_moments().get(moment_id), v, lang(), typed)
 
 
-def summary_line(values: list[float], measured: float | None) -> str:
-    return t("poll.closed_line", n=len(values), median=_num(statistics.median(values) if values else None),
-             measured=_num(measured))
+def summary_line(values: list[float], measured: float | None, moment_id: str) -> str:
+    return t("poll.closed_line", n=len(values), median=_num(statistics.median(values) if values else None, moment_id),
+             measured=_num(measured, moment_id))
 
 
 # -- the instructor's side ---------------------------------------------------------------------------------
@@ -64,7 +69,7 @@ def instructor_panel(moment) -> bool:
         ss[key] = current.id
         left, right = st.columns([1, 2])
         with right:
-            st.fragment(_live_answers, run_every=POLL_S)(db, current.id, code)
+            st.fragment(_live_answers, run_every=POLL_S)(db, current.id, code, moment.id)
         if not left.button(t("poll.close_run"), key=f"{key}.close", type="primary", icon="▶️"):
             return False
         values = db.poll_values(current.id)
@@ -77,7 +82,7 @@ def instructor_panel(moment) -> bool:
     return True
 
 
-def _live_answers(db, poll_id: int, code: str) -> None:
+def _live_answers(db, poll_id: int, code: str, moment_id: str) -> None:
     try:
         values = db.poll_values(poll_id)
     except StorageError as e:
@@ -85,8 +90,8 @@ def _live_answers(db, poll_id: int, code: str) -> None:
         return
     with st.container(key="poll-live"):
         st.markdown(t("poll.live", code=code, n=len(values)))
-        st.plotly_chart(prediction_histogram(values, None, histogram_labels(), height=220), key="poll.live.chart",
-                        config={"displayModeBar": False})
+        st.plotly_chart(prediction_histogram(values, None, histogram_labels(moment_id), height=220),
+                        key="poll.live.chart", config={"displayModeBar": False})
 
 
 def reveal(moment_id: str, measured) -> None:
@@ -107,8 +112,8 @@ def reveal(moment_id: str, measured) -> None:
         st.error(message(e))
         return
     with st.container(border=True, key="poll-reveal"):
-        st.markdown(summary_line(values, float(measured)))
-        st.plotly_chart(prediction_histogram(values, float(measured), histogram_labels(), height=220),
+        st.markdown(summary_line(values, float(measured), moment_id))
+        st.plotly_chart(prediction_histogram(values, float(measured), histogram_labels(moment_id), height=220),
                         key=f"poll.reveal.{poll_id}", config={"displayModeBar": False})
 
 
@@ -158,9 +163,10 @@ def _banner(db, token: str, code: str) -> None:
         except StorageError:
             values = []
         c = st.columns([6, 1], vertical_alignment="center")
-        c[0].markdown(t("poll.result", question=_question(poll.prompt_id), measured=_num(poll.measured),
-                        mine=_num(mine[poll.id]) if poll.id in mine else t("poll.no_answer"), n=len(values),
-                        median=_num(statistics.median(values) if values else None)))
+        pid = poll.prompt_id
+        c[0].markdown(t("poll.result", question=_question(pid), measured=_num(poll.measured, pid),
+                        mine=_num(mine[poll.id], pid, typed=True) if poll.id in mine else t("poll.no_answer"),
+                        n=len(values), median=_num(statistics.median(values) if values else None, pid)))
         c[1].button(t("poll.dismiss"), key=f"poll.dismiss.{poll.id}", on_click=dismissed.add, args=(poll.id,))
 
 
@@ -183,4 +189,4 @@ def _answer_form(db, token: str, poll) -> None:
             except StorageError as e:
                 st.error(t("poll.refused", reason=message(e)))
     if poll.id in mine:
-        st.caption(t("poll.sent", value=_num(mine[poll.id])))
+        st.caption(t("poll.sent", value=_num(mine[poll.id], poll.prompt_id, typed=True)))
