@@ -18,6 +18,7 @@ from ui.shell.keys import INSTRUCTOR
 _NAMED = re.compile(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`")  # a moment id as the lesson texts quote it
 PENDING = "pending_moment"  # session key: a moment opened on another page, set up when its page is drawn
 ANSWERED = "pending_moment.answered"  # session key: the queued moment whose prediction is made or skipped
+_GO = "pending_moment.go"  # session key: a sidebar click queued a moment; the next run goes to its page
 
 
 def all_moments():
@@ -208,10 +209,20 @@ def page_header(page_id: str, prefix: str, defaults: dict):
 
 
 def sidebar_list() -> None:
-    """In instructor mode, every lecture moment in the sidebar, one click from the room."""
-    if not st.session_state.get(INSTRUCTOR):
+    """In instructor mode, every lecture moment in the sidebar, one click from the room. A click queues its moment
+    in a callback, which Streamlit applies before the script runs, so a click whose rerun is cut short by another
+    (a player's or a poll's timer) is not lost; the next run goes to the moment's page."""
+    ss = st.session_state
+    if ss.pop(_GO, False) and ss.get(PENDING) in all_moments():
+        nav.go(all_moments()[ss[PENDING]].page)
+    if not ss.get(INSTRUCTOR):
         return
     with st.sidebar.expander(t("side.moments"), expanded=True):
         for p in all_moments().values():
-            if st.button(f"🎓 {title(p.id)}", key=f"side.moment.{p.id}", help=narration_text(p.id), width="stretch"):
-                open_moment(p.id)
+            st.button(f"🎓 {title(p.id)}", key=f"side.moment.{p.id}", help=narration_text(p.id), width="stretch",
+                      on_click=_queue_and_go, args=(p.id,))
+
+
+def _queue_and_go(moment_id: str) -> None:
+    _queue(moment_id)
+    st.session_state[_GO] = True
