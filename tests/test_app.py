@@ -134,7 +134,14 @@ def test_lecture_moment_sets_up_and_runs_its_experiment():
     runs_ended(at)
     assert any("Lecture moment: Contiguous vs paged" in i.value for i in at.info)
     assert frame_counter(at)[1] > 100
-    assert any(b.label.startswith("Jump to the first refusal") for b in at.button)
+    jump = next(b for b in at.button if b.label.startswith("Jump to the first refusal"))
+    tables = lambda: [h.proto.body for h in at.get("html") if "lab-scroll-x" in h.proto.body or  # noqa: E731
+                      "lab-refusal" in h.proto.body]
+    assert not any("Refused" in h for h in tables())  # frame 0
+    jump.click().run()
+    # at the refusal, in the playing picture's cell: the note in short, in the place of two of the three tables
+    contiguous = next(h for h in tables() if "Refused" in h)
+    assert contiguous.count('class="lab-refusal"') == 1 and "longest run is" in contiguous
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

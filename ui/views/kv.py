@@ -64,9 +64,8 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, selected: list[str]
     for run, left, right in halves():
         with left:
             timeline(run, frame, lambda: total_frames(runs), f"{page}.tl.{run.label}", TimelineLook(height=PLAY_HEIGHT))
-        with right:
-            tables(run, frame, f"{page}.mem.{run.label}", selected, most=PLAY_TABLES)
-            refusal(run, frame, f"{page}.mem.{run.label}")
+        with right:  # the refusals in the tables' place: the cell keeps its height, and the picture fits the window
+            tables(run, frame, f"{page}.mem.{run.label}", selected, most=PLAY_TABLES, with_refusals=True)
 
 
 PLAY_HEIGHT = 120  # each chart of the side-by-side views (before instructor mode's scale): two rows fit 1280x720
@@ -104,9 +103,15 @@ def split(run: LiveRun, frame: int, total: int, key: str, height: int | None = N
                f"{key}.split", height, chart_config(), playing=client_player.playing(frames, clock))
 
 
-def tables(run: LiveRun, frame: int, key: str, selected: list[str] | None = None, most: int = 6) -> None:
-    html_view(run, frame, ("tables", lang(), tuple(selected or ()), most),
-              lambda i: _tables(run, i, selected, view_labels(), most), f"{key}.tables")
+def tables(run: LiveRun, frame: int, key: str, selected: list[str] | None = None, most: int = 6,
+           with_refusals: bool = False) -> None:
+    """The block tables; `with_refusals`: a frame's refusal, in short, takes the place of two of them."""
+    def frame_html(i: int) -> str:
+        notes = refusals(run, i, short=True) if with_refusals else []
+        rows = max(0, most - 2 * len(notes))
+        return "".join(f'<div class="lab-refusal">{escape(text)}</div>' for text in notes) + \
+            (_tables(run, i, selected, view_labels(), rows) if rows else "")
+    html_view(run, frame, ("tables", lang(), tuple(selected or ()), most, with_refusals), frame_html, f"{key}.tables")
 
 
 def _pool_title(snap, short: bool = False) -> str:
@@ -130,14 +135,14 @@ def _widest_table(run: LiveRun) -> int:
     return cache["widest_table"]
 
 
-def refusals(run: LiveRun, frame: int) -> list[str]:
-    """Why the contiguous layout turned a request away at this frame, in words."""
+def refusals(run: LiveRun, frame: int, short: bool = False) -> list[str]:
+    """Why the contiguous layout turned a request away at this frame, in words (`short`: fewer of them)."""
     snap, notes = run.snapshots[min(frame, run.frames - 1)], []
     for rid, why in snap.blocked.items():
         if why == "fragmentation":
             view = snap.requests[rid]
             need = blocks_to_reserve(view.num_prompt_tokens, view.max_tokens, run.config)
-            notes.append(t("kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
+            notes.append(t("kv.refused_short" if short else "kv.refused", rid=rid, need=need, free=snap.num_free_blocks,
                            largest=max(free_runs(snap.block_ref_count), default=0)))
     return notes
 
