@@ -20,7 +20,8 @@ def _cell(color: str, title: str, text: str = "", outline: bool = False, w: int 
 
 
 def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capacity: int = 48) -> str:
-    """The queue at the door, in admission order; the head is outlined when something blocks it."""
+    """The queue at the door, in admission order; the head is outlined when something blocks it. At most
+    `capacity` cells are drawn (the rest counted in words): as many as three lines of the column hold."""
     cells = []
     for rid in snap.waiting[:capacity]:
         view = snap.requests.get(rid)
@@ -35,9 +36,9 @@ def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capac
     if more > 0:  # only the first `capacity` are drawn; say how many more wait, in words
         note = labels.get("queue_more", "+{n}").format(n=more, shown=capacity)
         head += f' <span title="{escape(note)}">({escape(note)})</span>'
-    # as tall as a full queue (48 cells in three lines of a narrow column) at every step: the views below it and
-    # the chart fitted above it keep their place while the queue fills and empties
-    return f'<div style="min-height:calc(1.5em + 48px)">{head}<br>{"".join(cells)}</div>'
+    # as tall as a full queue (`capacity` cells in three lines of its column: 16 px each, whatever the type size) at
+    # every step: the views below it and the chart fitted above it keep their place while the queue fills and empties
+    return (f'<div>{head}</div><div style="line-height:0;min-height:{3 * (14 + 2)}px">{"".join(cells)}</div>')
 
 
 def block_tables_html(snap: StepSnapshot, request_ids: list[str], color_of: dict[str, int], labels: dict,

@@ -70,10 +70,13 @@ def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str,
                else None, playing=client_player.playing(frames, clock))
 
 
-def queue(run: LiveRun, frame: int, key: str, by_class: bool = False) -> None:
+def queue(run: LiveRun, frame: int, key: str, by_class: bool = False, columns: int = 1) -> None:
+    """`columns`: how many runs stand side by side (three or more: a third of the window holds fewer cells)."""
+    capacity = 48 if columns <= 2 else 36
     with st.container(key=key):
         color_of, lab = colors(run, by_class), view_labels()
-        html_view(run, frame, ("queue", lang(), by_class), lambda i: queue_html(run.snapshots[i], color_of, lab), key)
+        html_view(run, frame, ("queue", lang(), by_class, capacity),
+                  lambda i: queue_html(run.snapshots[i], color_of, lab, capacity), key)
 
 
 def _run_heading(page: str, run: LiveRun, runs: list[LiveRun], frame: int, text: str) -> None:
@@ -107,7 +110,7 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bo
                      Look(by_class=by_class, height=height, fit=True, below=queues))
     for col, run in row():
         with col:
-            queue(run, frame, key=f"{page}.q.{run.label}", by_class=by_class)
+            queue(run, frame, key=f"{page}.q.{run.label}", by_class=by_class, columns=len(runs))
     for col, run in row():
         with col:
             metrics_panel(run, frame, key=f"{page}.m.{run.label}")
