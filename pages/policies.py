@@ -43,7 +43,8 @@ with notices:  # drawn in one rerun and not the next: kept above the picture, wh
 
 def axis_name(run) -> str:
     """A policy's name under its group of bars, its explanation on a second line (half the window is narrow)."""
-    return t(f"pol.{run.label}").replace(" (", "<br>(")
+    name = t(f"pol.{run.label}")
+    return name.replace(" (", "<br>(", 1) if " (" in name else name.replace(" ", "<br>", 1)  # 「FCFS<br>先来先服务」
 
 
 runs = experiments.runs(PAGE)
@@ -61,7 +62,7 @@ else:
         st.subheader(t("pol.results"))
         per_request = {axis_name(r): [request_metrics(q, r.config.max_num_batched_tokens)
                                       for q in r.recorder.requests.values()] for r in runs}
-        lab = labels("queue_steps", "ttft_steps")
+        lab = labels("queue_steps", "ttft_steps") | {"queue_steps": t("pol.wait_axis")}  # short: the chart is low
         names = {q.request_class: class_name(q.request_class) for r in runs for q in r.recorder.requests.values()}
         c1, c2 = st.columns(2)
         c1.markdown(f"**{t('pol.wait_dist')}**")

@@ -216,13 +216,7 @@ def run_moment(page, lab: str, moment: str) -> None:
     settle(page)
 
 
-# Policies does not fit yet (issue 24 stays open on it): in en with instructor mode at 1280x720 the FCFS queue ends
-# 27 px below the window, and under the playing view the result charts' policy names and axis title collide.
-KNOWN = {"policies": pytest.mark.xfail(reason="policies' queue and result charts do not fit 1280x720 in every look yet",
-                                       strict=False)}
-
-
-@pytest.mark.parametrize("lab", [pytest.param(lab, marks=KNOWN.get(lab, ())) for lab in LABS])
+@pytest.mark.parametrize("lab", LABS)
 def test_while_playing_every_view_is_on_the_first_screen_and_no_text_collides(browser, server, lab):
     """One run per lab (a lecture moment), then played and checked in every look a lecturer uses: zh and en,
     instructor mode off and on, at 1280x720 and 1440x900."""
