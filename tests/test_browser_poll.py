@@ -113,7 +113,7 @@ def test_a_live_poll_reaches_two_students_and_reveals_the_measured_value_on_all_
         wait_for_text(page, ".st-key-poll-banner", re.escape(load_moment_question(lang)))
         page.locator(".st-key-poll-banner input").first.fill(value)
         page.locator(".st-key-poll-banner button").filter(has_text=STRINGS["poll.send"][lang]).first.click()
-        wait_for_text(page, ".st-key-poll-banner", re.escape(STRINGS["poll.sent"][lang].format(value=value)))
+        wait_for_text(page, ".st-key-poll-banner", re.escape(STRINGS["poll.sent"][lang].format(value=value + "×")))
         shoot(page, f"poll-student-open-{lang}")
         students.append(page)
 
