@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 
-UNITS = {"steps": {"zh": "步", "en": "steps"}, "tokens/step": {"zh": "token/步", "en": "tokens/step"}}
+UNITS = {"steps": {"zh": "步", "en": "steps"}, "tokens/step": {"zh": "token/步", "en": "tokens/step"},
+         "tokens": {"zh": "个 token", "en": "tokens"}}
 SHARES = ("slot_utilisation", "slo_attainment", "kv_waste_share", "kv_util")  # 0-1 in summarize(), shown in %
 WHOLE = ("steps", "步")  # counted in whole steps
 

@@ -70,9 +70,7 @@ def unit(moment: Moment | None, lang: str) -> str:
         return "×"
     if p.get("scale") == 100:
         return "%"
-    if name.endswith("steps"):
-        return UNITS["steps"][lang]
-    return {"zh": "个 token", "en": "tokens"}[lang] if name.endswith("tokens") else ""
+    return next((UNITS[u][lang] for u in ("steps", "tokens") if name.endswith(u)), "")
 
 
 def shown(moment: Moment | None, value, lang: str, typed: bool = False) -> str:

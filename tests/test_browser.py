@@ -116,7 +116,7 @@ def test_a_prediction_is_revealed_next_to_the_measured_figure(browser, server):
     page.get_by_text("How many times higher will the chat TTFT p50 be under the fixed batch?").wait_for(timeout=30_000)
     page.get_by_label("Your prediction (a number)").fill("5")
     page.get_by_role("button", name="Save the prediction and run", exact=True).click()
-    page.get_by_text(re.compile(r"Your prediction: 5 · measured: [0-9.]+")).wait_for(timeout=240_000)
+    page.get_by_text(re.compile(r"Your prediction: 5× · measured: [0-9.]+×")).wait_for(timeout=240_000)
     assert_no_errors(page)
     page.screenshot(path=str(ARTIFACTS / "prediction-reveal-en.png"), full_page=True)
     page.close()

@@ -139,9 +139,8 @@ def reveal(page_id: str, runs) -> None:
         return
     if not made.by_room:
         progress.measured(pid, value)
-    moment = all_moments()[pid]
-    shown = (lambda v, typed=False: t(f"pred.choice.{v}")) if isinstance(value, str) else \
-        (lambda v, typed=False: predictions.shown(moment, v, lang(), typed))
+    def shown(v, typed: bool = False) -> str:
+        return t(f"pred.choice.{v}") if isinstance(v, str) else predictions.shown(all_moments()[pid], v, lang(), typed)
     st.info(t("pred.reveal", who=t("pred.room_said" if made.by_room else "pred.you_said"),
               guess=shown(made.value, typed=True), measured=shown(value)), icon="🔮")
 

@@ -90,8 +90,12 @@ def refusal(run: LiveRun, frame: int, key: str) -> None:
     """Why the contiguous layout turned a request away, at the frame it happens: one HTML element in the colours of
     st.warning, still or playing (a count of elements that changed with the frame would move the charts below, and
     the browser would build them anew, blank until drawn)."""
-    html_view(run, frame, ("refusal", lang()), lambda i: '<div class="lab-refusals">' + "".join(
-        f'<div class="lab-refusal">{escape(text)}</div>' for text in refusals(run, i)) + "</div>", f"{key}.refusal")
+    html_view(run, frame, ("refusal", lang()),
+              lambda i: f'<div class="lab-refusals">{_notes_html(refusals(run, i))}</div>', f"{key}.refusal")
+
+
+def _notes_html(notes: list[str]) -> str:
+    return "".join(f'<div class="lab-refusal">{escape(text)}</div>' for text in notes)
 
 
 def split(run: LiveRun, frame: int, total: int, key: str, height: int | None = None) -> None:
@@ -109,8 +113,7 @@ def tables(run: LiveRun, frame: int, key: str, selected: list[str] | None = None
     def frame_html(i: int) -> str:
         notes = refusals(run, i, short=True) if with_refusals else []
         rows = max(0, most - 2 * len(notes))
-        return "".join(f'<div class="lab-refusal">{escape(text)}</div>' for text in notes) + \
-            (_tables(run, i, selected, view_labels(), rows) if rows else "")
+        return _notes_html(notes) + (_tables(run, i, selected, view_labels(), rows) if rows else "")
     html_view(run, frame, ("tables", lang(), tuple(selected or ()), most, with_refusals), frame_html, f"{key}.tables")
 
 
@@ -136,7 +139,7 @@ def _widest_table(run: LiveRun) -> int:
 
 
 def refusals(run: LiveRun, frame: int, short: bool = False) -> list[str]:
-    """Why the contiguous layout turned a request away at this frame, in words (`short`: fewer of them)."""
+    """Why the contiguous layout turned a request away at this frame, in words (`short`: fewer words each)."""
     snap, notes = run.snapshots[min(frame, run.frames - 1)], []
     for rid, why in snap.blocked.items():
         if why == "fragmentation":
