@@ -199,3 +199,38 @@ def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_
 
 def s_open(code: str) -> str:
     return STRINGS["poll.open"]["en"].format(code=code)
+
+
+def test_in_a_class_a_second_student_cannot_start_stop_or_repoint_the_real_server(browser, server):
+    """The Real-server page in a class: the instructor's browser starts the lab's own server; a student's browser
+    (another context, no passcode, in zh) sees it running, with start, stop, load and the address all disabled,
+    and the room's address, not one of its own. Only the instructor's browser can stop it."""
+    teacher = new_page(browser, "en", 1440, 900)
+    unlock(teacher, server, "en", f"server-{uuid.uuid4().hex[:6]}")
+    teacher.goto(f"{server}/real-server?lang=en&instructor=1")
+    teacher.wait_for_selector("h1", timeout=60_000)
+    wait_idle(teacher)
+    start, stop = (teacher.get_by_role("button", name=STRINGS[k]["en"], exact=True) for k in ("rs.start", "rs.stop"))
+    start.click()
+    teacher.wait_for_function(  # the server is up when Stop is enabled (a new process imports torch: seconds)
+        "name => [...document.querySelectorAll('button')].some(b => b.innerText.trim() === name && !b.disabled)",
+        arg=STRINGS["rs.stop"]["en"], timeout=180_000)
+    student = new_page(browser, "zh", 1280, 720)
+    student.goto(f"{server}/real-server?lang=zh")
+    student.wait_for_selector("h1", timeout=60_000)
+    wait_idle(student)
+    student.get_by_text(STRINGS["rs.instructor_only"]["zh"]).wait_for(timeout=30_000)
+    for key in ("rs.start", "rs.stop", "rs.run"):
+        assert student.get_by_role("button", name=STRINGS[key]["zh"], exact=True).is_disabled(), key
+    url_box = student.get_by_label(STRINGS["rs.url"]["zh"])
+    assert url_box.is_disabled()
+    assert url_box.input_value().startswith("http://127.0.0.1:")  # the room's server, which the instructor started
+    student.screenshot(path=str(ARTIFACTS / "real-server-student-in-class-zh-1280x720.png"))
+    assert_no_errors(student)
+    stop.click()
+    teacher.wait_for_function(
+        "name => [...document.querySelectorAll('button')].some(b => b.innerText.trim() === name && !b.disabled)",
+        arg=STRINGS["rs.start"]["en"], timeout=60_000)
+    assert_no_errors(teacher)
+    student.close()
+    teacher.close()
