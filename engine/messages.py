@@ -20,6 +20,7 @@ MESSAGES: dict[str, str] = {
     "config.long_prefill_token_threshold": "long_prefill_token_threshold must be 0 (off) or positive (got {value})",
     "config.max_wait_steps": "max_wait_steps must be 0 or more (got {value})",
     "config.priority_aging_steps": "priority_aging_steps must be at least 1 (got {value})",
+    "config.policy_key_budget_ms": "policy_key_budget_ms must be positive (got {value})",
     "config.one_of": "{name} must be one of {allowed} (got {value!r})",
     "config.dtype": "dtype must be auto, float32, bfloat16 or float16 (got {value!r})",
     "config.device": "device must be auto, cpu or cuda[:N] (got {value!r})",
