@@ -1,0 +1,60 @@
+"""The policy challenge page under streamlit.testing: a typo's message at its line and column in the student's
+language, a run beside FCFS, a submission graded on hidden seeds that never reach the page."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_support import runs_ended
+from test_app import ROOT
+
+HIDDEN = ("413377", "820961")
+
+
+def page(lang: str, monkeypatch) -> AppTest:
+    monkeypatch.setenv("SERVING_LAB_CHALLENGE_SEEDS", ",".join(HIDDEN))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.session_state["lang"] = lang
+    at.run()
+    at.switch_page("pages/challenge.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def press(at: AppTest, key: str) -> AppTest:
+    at.button(key=key).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def everything_shown(at: AppTest) -> str:
+    parts = [str(getattr(e, "value", "")) for e in at.main] + [str(e.value) for e in at.dataframe]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("lang,expected", [("zh", "第 1 行第 10 列"), ("en", "line 1, column 10")])
+def test_a_typo_is_shown_at_its_line_and_column_in_the_students_language(lang, expected, monkeypatch):
+    at = page(lang, monkeypatch)
+    at.text_area(key="challenge.key").set_value("waited + max_tokns").run()
+    press(at, "challenge.run")
+    assert expected in at.error[0].value and "max_tokns" in at.error[0].value
+    assert at.code[0].value.endswith("\n" + " " * 9 + "^")
+    assert "challenge.runs" not in at.session_state  # nothing ran
+
+
+def test_a_key_runs_beside_fcfs_and_a_submission_is_graded_without_its_seeds_reaching_the_page(monkeypatch):
+    at = page("en", monkeypatch)
+    at.text_area(key="challenge.key").set_value("0 if request_class == 'support' else priority + 1").run()
+    at.toggle(key="challenge.preemptive").set_value(True).run()
+    press(at, "challenge.run")
+    runs_ended(at)
+    assert not at.error
+    labels = [r.label for r in at.session_state["challenge.runs"]]
+    assert labels == ["key", "fcfs", "sjf"]
+    shown = everything_shown(at)
+    assert "Who paid for your rule" in shown and "SLO attainment of support" in shown
+    press(at, "challenge.submit")
+    assert not at.error
+    shown = everything_shown(at)
+    assert "mean over two hidden seeds" in shown
+    state = repr({k: at.session_state[k] for k in at.session_state})
+    for seed in HIDDEN:
+        assert seed not in shown and seed not in state
