@@ -160,7 +160,7 @@ def grade_runs(pairs: list[tuple[RunResult, RunResult]], targets: dict[str, floa
     """Grade (student run, FCFS run) pairs of the same requests: each figure averaged over the pairs."""
     n = len(pairs)
     slo, slo_fcfs, slow, slow_fcfs, ratio, jain, jain_fcfs, payers = {}, {}, {}, {}, 0.0, 0.0, 0.0, []
-    for mine, fcfs in pairs:
+    for run_no, (mine, fcfs) in enumerate(pairs, start=1):
         for into, (classes, slowdowns) in ((slo, _class_figures(mine)), (slo_fcfs, _class_figures(fcfs))):
             for c, v in classes.items():
                 into[c] = into.get(c, 0.0) + v / n
@@ -172,7 +172,8 @@ def grade_runs(pairs: list[tuple[RunResult, RunResult]], targets: dict[str, floa
         jain_fcfs += (fcfs.summary["fairness_jain"] or 0.0) / n
         waited, waited_fcfs = waiting_steps(mine), waiting_steps(fcfs)
         classes = {r.request_id: r.request_class for r in mine.requests}
-        payers += [Payer(rid, classes[rid], waited_fcfs[rid], w) for rid, w in waited.items()
+        named = (lambda rid: rid) if n == 1 else (lambda rid, k=run_no: f"{k}·{rid}")  # ids repeat across seeds
+        payers += [Payer(named(rid), classes[rid], waited_fcfs[rid], w) for rid, w in waited.items()
                    if rid in waited_fcfs and w > waited_fcfs[rid]]
     worst = max(slow, key=slow.get)
     payers.sort(key=lambda p: (-p.extra, p.request_id))

@@ -36,8 +36,9 @@ def _load_example() -> None:
     ss.pop(ERROR, None)
 
 
-def editor() -> tuple[str, str, bool]:
-    """The key, the victim key and the preemptive switch, with the fields listed beside them."""
+def editor() -> tuple:
+    """The key, the victim key and the preemptive switch, with the fields listed beside them (in a box of their
+    own height, so the buttons and a refusal stay on the first screen)."""
     ss.setdefault(KEY, EXAMPLES["fcfs"][0])
     ss.setdefault(VICTIM, "")
     ss.setdefault(PREEMPTIVE, False)
@@ -48,17 +49,18 @@ def editor() -> tuple[str, str, bool]:
         c = st.columns([2, 1], vertical_alignment="bottom")
         choice(c[0].selectbox, t("ch.example"), list(EXAMPLES), EXAMPLE, "ch.example.")
         c[1].button(t("ch.load_example"), key=f"{PAGE}.load", on_click=_load_example)
-        st.text_area(t("ch.key"), key=KEY, height=100, max_chars=MAX_KEY_CHARS, help=t("ch.key_help"))
+        st.text_area(t("ch.key"), key=KEY, height=90, max_chars=MAX_KEY_CHARS, help=t("ch.key_help"))
         st.text_input(t("ch.victim"), key=VICTIM, max_chars=MAX_KEY_CHARS, help=t("ch.victim_help"))
         c = st.columns(2, vertical_alignment="bottom")
         c[0].toggle(t("ch.preemptive"), key=PREEMPTIVE, help=t("ch.preemptive_help"))
         choice(c[1].selectbox, t("ch.compare"), BUILTINS, COMPARE, "pol.")
     with right:
         st.markdown(f"**{t('ch.fields')}**")
-        rows = "\n".join(f"| `{name}` | {t(f'ch.field.{name}')} |" for name in POLICY_KEY_FIELDS)
-        st.markdown(f"| {t('ch.field')} | {t('ch.meaning')} |\n|---|---|\n{rows}")
-        st.caption(t("ch.functions"))
-    return ss[KEY], ss[VICTIM], ss[PREEMPTIVE]
+        with st.container(height=330, key=f"{PAGE}-fields"):
+            rows = "\n".join(f"| `{name}` | {t(f'ch.field.{name}')} |" for name in POLICY_KEY_FIELDS)
+            st.markdown(f"| {t('ch.field')} | {t('ch.meaning')} |\n|---|---|\n{rows}")
+            st.caption(t("ch.functions"))
+    return left, ss[KEY], ss[VICTIM], ss[PREEMPTIVE]
 
 
 def refusal(key: str, victim: str) -> tuple[str, PolicyKeyError] | None:
@@ -122,11 +124,20 @@ def title(run) -> str:
 
 
 def page() -> None:
-    key, victim, preemptive = editor()
-    c = st.columns([1.3, 1.3, 2.4], vertical_alignment="center")
-    run_clicked = c[0].button(t("ch.run"), type="primary", key=f"{PAGE}.run")
-    submit_clicked = c[1].button(t("ch.submit"), key=f"{PAGE}.submit")
-    anonymous = c[2].checkbox(t("ch.anonymous"), key=ANONYMOUS)
+    left, key, victim, preemptive = editor()
+    with left:
+        row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+        run_clicked = row.button(t("ch.run"), type="primary", key=f"{PAGE}.run")
+        submit_clicked = row.button(t("ch.submit"), key=f"{PAGE}.submit")
+        anonymous = row.checkbox(t("ch.anonymous"), key=ANONYMOUS)
+        notices = st.container()
+    with notices:
+        _act(run_clicked, submit_clicked, key, victim, preemptive, anonymous)
+    _results()
+
+
+def _act(run_clicked: bool, submit_clicked: bool, key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
+    """What a click does, and a refusal under the buttons."""
     if run_clicked or submit_clicked:
         ss.pop(ERROR, None)
         refused = refusal(key, victim)
@@ -142,6 +153,8 @@ def page() -> None:
         which, error = ss[ERROR]
         show_refusal(which, victim if which == "victim" else key, error)
 
+
+def _results() -> None:
     runs = experiments.runs(PAGE)
     if runs and ERROR not in ss:
         st.subheader(t("ch.beside"))

@@ -77,7 +77,8 @@ def class_board() -> None:
     rows = progress.with_store(lambda db: db.leaderboard(me.class_code, viewer_token=me.token))
     if rows:
         st.subheader(t("ch.board.title", code=me.class_code))
-        st.dataframe(board_rows(rows, instructor=False), hide_index=True, key="challenge.board")
+        with st.container(key="challenge-board"):
+            st.table(board_rows(rows, instructor=False))
 
 
 def instructor_board(db, code: str) -> None:
@@ -90,4 +91,5 @@ def instructor_board(db, code: str) -> None:
     if not rows:
         st.info(t("ch.board.empty"))
         return
-    st.dataframe(board_rows(rows, instructor=True), hide_index=True, key="class.challenge.board")
+    with st.container(key="class-challenge-board"):  # a plain table: readable on a projector, text selectable
+        st.table(board_rows(rows, instructor=True))
