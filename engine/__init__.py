@@ -10,7 +10,8 @@ from engine.core.contiguous import blocks_to_reserve
 from engine.core.llm_engine import LLMEngine, planned_runtime, runtime_of
 from engine.core.request import SLO, FinishReason, Request, ServiceClass
 from engine.core.snapshot import RequestView, StepSnapshot, StepStats
-from engine.lab.challenge import CHALLENGE, PUBLIC_SEED, Grade, fcfs_run, grade_key, grade_runs, run_key
+from engine.lab.challenge import (CHALLENGE, PUBLIC_SEED, Grade, builtin_run, fcfs_run, grade_key, grade_runs,
+                                  run_key)
 from engine.lab.experiment import (LiveRun, RunResult, engine_config_for, measure_batch_curve, measure_decode,
                                    run_requests, workload_requests)
 from engine.lab.metrics import free_runs, kv_split, kv_timeline, request_metrics, summarize
@@ -45,5 +46,5 @@ __all__ = [
     "TraceError", "read_trace", "write_trace", "summarize", "request_metrics", "kv_split", "kv_timeline", "free_runs",
     # a student's own policy and the challenge it is graded in
     "compile_key", "PolicyKeyError", "POLICY_KEY_FIELDS", "CHALLENGE", "PUBLIC_SEED", "Grade", "grade_key",
-    "grade_runs", "run_key", "fcfs_run",
+    "grade_runs", "run_key", "fcfs_run", "builtin_run",
 ]

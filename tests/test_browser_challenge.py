@@ -35,7 +35,7 @@ def shoot(page, name: str, target) -> None:
     for width, height in ((1440, 900), (1280, 720)):
         page.set_viewport_size({"width": width, "height": height})
         wait_idle(page)
-        target.scroll_into_view_if_needed()
+        target.first.evaluate("e => e.scrollIntoView({block: 'start'})")
         page.screenshot(path=str(ARTIFACTS / f"challenge-{name}-{width}x{height}.png"))
     page.set_viewport_size({"width": 1440, "height": 900})
 

@@ -136,15 +136,20 @@ def waiting_steps(result: RunResult) -> dict[str, int]:
     return out
 
 
-_FCFS_RUNS: dict[tuple[int, int], RunResult] = {}
+_BUILTIN_RUNS: dict[tuple[int, int, str], RunResult] = {}
+
+
+def builtin_run(loaded: LoadedModel, seed: int, policy: str = "fcfs") -> RunResult:
+    """A built-in policy on a seed: the same for every student, so computed once per model, seed and policy."""
+    cache_key = (id(loaded.model), seed, policy)
+    if cache_key not in _BUILTIN_RUNS:
+        _BUILTIN_RUNS[cache_key] = run_requests(loaded, workload_requests(loaded, CHALLENGE, seed),
+                                                challenge_config(policy=policy))
+    return _BUILTIN_RUNS[cache_key]
 
 
 def fcfs_run(loaded: LoadedModel, seed: int) -> RunResult:
-    """FCFS on a seed: the same for every student, so computed once per model and seed."""
-    cache_key = (id(loaded.model), seed)
-    if cache_key not in _FCFS_RUNS:
-        _FCFS_RUNS[cache_key] = run_requests(loaded, workload_requests(loaded, CHALLENGE, seed), challenge_config())
-    return _FCFS_RUNS[cache_key]
+    return builtin_run(loaded, seed, "fcfs")
 
 
 def run_key(loaded: LoadedModel, seed: int, policy_key: str, victim_key: str | None = None,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine import (CHALLENGE, POLICY_KEY_FIELDS, PUBLIC_SEED, PolicyKeyError, compile_key, fcfs_run, grade_key,
+from engine import (POLICY_KEY_FIELDS, PUBLIC_SEED, PolicyKeyError, builtin_run, compile_key, fcfs_run, grade_key,
                     grade_runs, run_key)
 from engine.policy_key import MAX_KEY_CHARS
 from ui.labs import experiments, models
 from ui.labs.models import get_model
-from ui.playback.player import player
+from ui.playback.player import player, show_end
 from ui.practice import challenge_grade
 from ui.progress import saved as progress
 from ui.shell.i18n import choice, engine_message, t
@@ -86,18 +86,20 @@ def show_refusal(which: str, text: str, error: PolicyKeyError) -> None:
 
 
 def run_beside(key: str, victim: str, preemptive: bool) -> None:
-    """The key on the public seed, run once to the end here (a key that fails stops here, with its message), then
-    the three runs the views play: the student's, FCFS and the chosen built-in, on the same requests."""
+    """The key on the public seed, run to the end here (a key that fails stops here, with its message), beside
+    FCFS and the chosen built-in on the same requests (those two made once for every student); the views play
+    the three recordings."""
     loaded = get_model(models.chosen())
     try:
         trial = run_key(loaded, PUBLIC_SEED, key, victim or None, preemptive)
     except PolicyKeyError as e:
         ss[ERROR] = ("key", e)
         return
-    ss[TRIAL] = grade_runs([(trial, fcfs_run(loaded, PUBLIC_SEED))])
-    settings = {"policy_key": key, "policy_victim_key": victim or None, "policy_key_preemptive": preemptive}
-    experiments.start(PAGE, CHALLENGE, [("key", settings), ("fcfs", {"policy": "fcfs"}),
-                                        (ss[COMPARE], {"policy": ss[COMPARE]})], seed=PUBLIC_SEED)
+    fcfs = fcfs_run(loaded, PUBLIC_SEED)
+    ss[TRIAL] = grade_runs([(trial, fcfs)])
+    shown = experiments.show_recorded(PAGE, [("key", trial), ("fcfs", fcfs),
+                                             (ss[COMPARE], builtin_run(loaded, PUBLIC_SEED, ss[COMPARE]))])
+    show_end(PAGE, shown)
 
 
 def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
