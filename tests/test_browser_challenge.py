@@ -15,6 +15,11 @@ pytestmark = pytest.mark.browser
 STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 PASSCODE = "room 101"
 HIDDEN = ("554433", "221100")
+# every live chart of the page (an iframe each) has a figure drawn, and there are at least the three timelines
+DRAWN = """() => { const frames = [...document.querySelectorAll('[data-testid="stMain"] iframe[title*="live_chart"]')];
+  return frames.length >= 3 && frames.every(f => { try {
+    const chart = f.contentDocument && f.contentDocument.getElementById('chart');
+    return !!(chart && chart.querySelector('.main-svg')); } catch (e) { return false; } }); }"""
 TYPO, FIXED = "waited + max_tokns", "0 if request_class == 'support' else priority + 1"
 
 
@@ -69,6 +74,7 @@ def test_a_student_writes_runs_and_submits_a_key_and_the_instructor_sees_it(brow
     student.get_by_text(s("ch.who_paid", lang), exact=True).first.wait_for(timeout=180_000)
     wait_idle(student)
     assert student.locator('[data-testid="stAlert"]').filter(has_text=where).count() == 0
+    student.wait_for_function(DRAWN, timeout=60_000)  # the three timelines drawn, at the recordings' last step
     shoot(student, f"2-beside-fcfs-{lang}", student.get_by_text(s("ch.beside", lang), exact=True))
 
     student.get_by_role("button", name=s("ch.submit", lang), exact=True).click()
