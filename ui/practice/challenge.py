@@ -57,8 +57,8 @@ def editor() -> tuple:
     with right:
         st.markdown(f"**{t('ch.fields')}**")
         with st.container(height=330, key=f"{PAGE}-fields"):
-            rows = "\n".join(f"| `{name}` | {t(f'ch.field.{name}')} |" for name in POLICY_KEY_FIELDS)
-            st.markdown(f"| {t('ch.field')} | {t('ch.meaning')} |\n|---|---|\n{rows}")
+            # a list, not a table: it wraps in a narrow column and at instructor mode's type size
+            st.markdown("\n".join(f"- `{name}`: {t(f'ch.field.{name}')}" for name in POLICY_KEY_FIELDS))
             st.caption(t("ch.functions"))
     return left, ss[KEY], ss[VICTIM], ss[PREEMPTIVE]
 
