@@ -12,7 +12,7 @@ from sqlalchemy import insert, select
 
 from . import checks
 from .errors import StorageError
-from .records import LeaderboardRow, when
+from .records import LeaderboardRow, PolicySubmission, when
 from .schema import policy_submissions, students
 
 MAX_KEY = 500  # engine/policy_key.py's MAX_KEY_CHARS: a key the engine graded always fits
@@ -31,23 +31,23 @@ def _finite(value, field: str) -> float:
 
 
 class Submissions:
-    def submit_policy(self, token: str, policy_key: str, victim_key: str, preemptive: bool, anonymous: bool,
-                      figures: dict, targets_met: int, slo_attainment: float, throughput_vs_fcfs: float,
-                      worst_class_slowdown: float) -> int:
+    def submit_policy(self, token: str, sub: PolicySubmission) -> int:
         """Store one graded submission; returns its id."""
+        targets_met = sub.targets_met
         try:
-            figures_json = json.dumps(figures, allow_nan=False)
+            figures_json = json.dumps(sub.figures, allow_nan=False)
         except (TypeError, ValueError):
             raise StorageError("bad_value", field="figures") from None
         if not isinstance(targets_met, int) or isinstance(targets_met, bool) or not 0 <= targets_met <= 16:
             raise StorageError("bad_value", field="targets_met")
-        values = {"policy_key": checks.text(policy_key, "policy_key", MAX_KEY),
-                  "victim_key": checks.text(victim_key or "", "victim_key", MAX_KEY),
-                  "preemptive": checks.flag(preemptive, "preemptive"), "anonymous": checks.flag(anonymous, "anonymous"),
+        values = {"policy_key": checks.text(sub.policy_key, "policy_key", MAX_KEY),
+                  "victim_key": checks.text(sub.victim_key or "", "victim_key", MAX_KEY),
+                  "preemptive": checks.flag(sub.preemptive, "preemptive"),
+                  "anonymous": checks.flag(sub.anonymous, "anonymous"),
                   "figures": checks.text(figures_json, "figures", MAX_FIGURES), "targets_met": targets_met,
-                  "slo_attainment": _finite(slo_attainment, "slo_attainment"),
-                  "throughput_vs_fcfs": _finite(throughput_vs_fcfs, "throughput_vs_fcfs"),
-                  "worst_class_slowdown": _finite(worst_class_slowdown, "worst_class_slowdown"), "at": time.time()}
+                  "slo_attainment": _finite(sub.slo_attainment, "slo_attainment"),
+                  "throughput_vs_fcfs": _finite(sub.throughput_vs_fcfs, "throughput_vs_fcfs"),
+                  "worst_class_slowdown": _finite(sub.worst_class_slowdown, "worst_class_slowdown"), "at": time.time()}
         with self._write() as conn:
             token = self._known(conn, token)
             return conn.execute(insert(policy_submissions).values(token=token, **values)

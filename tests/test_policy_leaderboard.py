@@ -3,6 +3,7 @@ submission in order, anonymous when they chose it, and no student reads another'
 import pytest
 
 from classroom.errors import StorageError
+from classroom.records import PolicySubmission
 from classroom.store import Store
 
 
@@ -13,9 +14,12 @@ def store(store_url):
     s.close()
 
 
-def submit(store, token, key, met, slo, tput=1.0, slowdown=2.0, anonymous=False):
+def submit(store, token, key, met, slo, **more):
     figures = {"slo_by_class": {"chat": slo}, "met": {"slo_attainment": met > 0}}
-    return store.submit_policy(token, key, "", False, anonymous, figures, met, slo, tput, slowdown)
+    fields = dict(victim_key="", preemptive=False, anonymous=False, figures=figures, targets_met=met,
+                  slo_attainment=slo, throughput_vs_fcfs=1.0, worst_class_slowdown=2.0)
+    fields |= {{"tput": "throughput_vs_fcfs"}.get(k, k): v for k, v in more.items()}
+    return store.submit_policy(token, PolicySubmission(key, **fields))
 
 
 def test_the_leaderboard_keeps_each_students_best_in_order(store):
@@ -57,7 +61,7 @@ def test_a_malformed_submission_is_refused_and_nothing_is_stored(store, change, 
     args = dict(policy_key="waited", victim_key="", preemptive=False, anonymous=False, figures={}, targets_met=1,
                 slo_attainment=0.5, throughput_vs_fcfs=1.0, worst_class_slowdown=2.0) | change
     with pytest.raises(StorageError) as refused:
-        store.submit_policy(tok, **args)
+        store.submit_policy(tok, PolicySubmission(**args))
     assert refused.value.params.get("field") == field
     assert store.my_submissions(tok) == [] and store.leaderboard("c1") == []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from classroom import PolicySubmission
 from engine import (POLICY_KEY_FIELDS, PUBLIC_SEED, PolicyKeyError, builtin_run, compile_key, fcfs_run, grade_key,
                     grade_runs, run_key)
 from engine.policy_key import MAX_KEY_CHARS
@@ -113,9 +114,9 @@ def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
     except PolicyKeyError as e:
         ss[ERROR] = ("key", e)
         return
-    stored = progress.with_store(lambda db: db.submit_policy(
-        tok, key, victim, preemptive, anonymous, grade.to_dict(), sum(grade.met().values()), grade.slo_attainment,
-        grade.throughput_vs_fcfs, grade.worst_class_slowdown))
+    graded = PolicySubmission(key, victim, preemptive, anonymous, grade.to_dict(), sum(grade.met().values()),
+                              grade.slo_attainment, grade.throughput_vs_fcfs, grade.worst_class_slowdown)
+    stored = progress.with_store(lambda db: db.submit_policy(tok, graded))
     if stored is not None:
         ss[SUBMITTED] = grade
         progress.milestone("policy-submitted")
