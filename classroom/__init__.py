@@ -22,5 +22,5 @@ def database_url() -> str:
     return f"sqlite:///{DEFAULT_DB}"
 
 
-__all__ = ["MAX_TEXT", "Grading", "LeaderboardRow", "Mark", "PolicySubmission", "Poll", "Prediction", "QuizAnswer", "StorageError", "Store", "Student",
-           "database_url", "get_store", "is_token"]
+__all__ = ["MAX_TEXT", "Grading", "LeaderboardRow", "Mark", "PolicySubmission", "Poll", "Prediction", "QuizAnswer",
+           "StorageError", "Store", "Student", "database_url", "get_store", "is_token"]
