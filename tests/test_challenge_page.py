@@ -58,3 +58,17 @@ def test_a_key_runs_beside_fcfs_and_a_submission_is_graded_without_its_seeds_rea
     state = repr({k: at.session_state[k] for k in at.session_state})
     for seed in HIDDEN:
         assert seed not in shown and seed not in state
+
+
+@pytest.mark.parametrize("goal,targets", [
+    ({"throughput_mode": "pct_of_fcfs", "throughput_min": "90", "fairness_mode": "jain", "fairness_bound": "0.8"},
+     {"throughput_vs_fcfs": 0.9, "jain": 0.8}),
+    ({"throughput_mode": "tok_per_step", "throughput_min": "3", "fairness_mode": "report_slowdown",
+      "fairness_bound": "3"}, {"worst_class_slowdown": 3.0}),
+    ({"throughput_mode": "pct_of_fcfs", "throughput_min": "lots", "fairness_mode": "jain", "fairness_bound": "7"}, {}),
+    ({}, {}),
+])
+def test_the_students_task_4_goal_sets_the_targets_it_can(goal, targets):
+    from ui.practice.challenge_grade import goal_targets
+
+    assert goal_targets(goal) == targets

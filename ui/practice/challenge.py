@@ -5,14 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import PolicySubmission
-from engine import (POLICY_KEY_FIELDS, PUBLIC_SEED, PolicyKeyError, builtin_run, compile_key, fcfs_run, grade_key,
-                    grade_runs, run_key)
-from engine.policy_key import MAX_KEY_CHARS
+from engine import (MAX_KEY_CHARS, POLICY_KEY_FIELDS, PUBLIC_SEED, PolicyKeyError, builtin_run, compile_key,
+                    fcfs_run, grade_key, grade_runs, run_key)
 from ui.labs import experiments, models
 from ui.labs.models import get_model
 from ui.playback.player import player, show_end
 from ui.practice import challenge_grade
 from ui.progress import saved as progress
+from ui.progress import worksheet_state
 from ui.shell.i18n import choice, engine_message, t
 from ui.views import results, slots
 
@@ -97,7 +97,7 @@ def run_beside(key: str, victim: str, preemptive: bool) -> None:
         ss[ERROR] = ("key", e)
         return
     fcfs = fcfs_run(loaded, PUBLIC_SEED)
-    ss[TRIAL] = grade_runs([(trial, fcfs)])
+    ss[TRIAL] = grade_runs([(trial, fcfs)], own_targets())
     shown = experiments.show_recorded(PAGE, [("key", trial), ("fcfs", fcfs),
                                              (ss[COMPARE], builtin_run(loaded, PUBLIC_SEED, ss[COMPARE]))])
     show_end(PAGE, shown)
@@ -110,7 +110,7 @@ def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
         st.error(t("ch.no_store"))
         return
     try:
-        grade = grade_key(get_model(models.chosen()), key, victim or None, preemptive)
+        grade = grade_key(get_model(models.chosen()), key, victim or None, preemptive, targets=own_targets())
     except PolicyKeyError as e:
         ss[ERROR] = ("key", e)
         return
@@ -120,6 +120,11 @@ def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
     if stored is not None:
         ss[SUBMITTED] = grade
         progress.milestone("policy-submitted")
+
+
+def own_targets() -> dict[str, float]:
+    """The targets of the student's Task 4 goal, where they set one."""
+    return challenge_grade.goal_targets(worksheet_state.answers().get(challenge_grade.GOAL_TASK, {}))
 
 
 def title(run) -> str:

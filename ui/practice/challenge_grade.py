@@ -4,12 +4,38 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import StorageError
-from engine import Grade
+from engine import CHALLENGE_TARGETS, Grade
 from ui.progress import saved as progress
 from ui.shell.i18n import class_name, t
 from ui.shell.style import CHART_CONFIG, scale_fonts, scaled
 from ui.views.base import fmt
 from viz.charts import grouped_bars
+
+
+GOAL_TASK = "chat-slo-goal"  # Task 4: the student's goal for the chat service, as numbers
+
+
+def _number(text) -> float | None:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        return None
+    return value if value == value and abs(value) != float("inf") else None
+
+
+def goal_targets(goal: dict[str, str]) -> dict[str, float]:
+    """The challenge targets the student's own Task 4 goal sets (the others stay the challenge's): throughput as
+    a share of FCFS's, and fairness as Jain's index or as a worst slowdown (the challenge's is over every class,
+    the goal's over the reports). A throughput in tokens per step belongs to that task's workload: not taken."""
+    targets = {}
+    floor, bound = _number(goal.get("throughput_min", "")), _number(goal.get("fairness_bound", ""))
+    if goal.get("throughput_mode") == "pct_of_fcfs" and floor is not None and floor > 0:
+        targets["throughput_vs_fcfs"] = floor / 100
+    if goal.get("fairness_mode") == "jain" and bound is not None and 0 < bound <= 1:
+        targets["jain"] = bound
+    if goal.get("fairness_mode") == "report_slowdown" and bound is not None and bound >= 1:
+        targets["worst_class_slowdown"] = bound
+    return targets
 
 
 def _pct(value: float | None) -> str:
@@ -40,6 +66,8 @@ def show(grade: Grade, key: str) -> None:
     with left:
         st.dataframe(axis_rows(grade), hide_index=True, key=f"{key}.table")
         st.caption(t("ch.targets_note", met=sum(grade.met().values()), total=len(grade.met())))
+        if grade.targets != CHALLENGE_TARGETS:
+            st.caption(t("ch.targets_own"))
     with right:
         names = {cls: class_name(cls) for cls in grade.slo_by_class}
         bars = grouped_bars({t("ch.yours"): grade.slo_by_class, "FCFS": grade.slo_by_class_fcfs}, {}, t("m.slo"),
