@@ -85,5 +85,6 @@ class LeaderboardRow:
     worst_class_slowdown: float
     policy_key: str | None
     victim_key: str | None
+    preemptive: bool | None  # with the text: None where the text is hidden
     mine: bool
     at: datetime

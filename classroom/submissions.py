@@ -86,5 +86,6 @@ class Submissions:
                 targets_met=row.targets_met, slo_attainment=row.slo_attainment,
                 throughput_vs_fcfs=row.throughput_vs_fcfs, worst_class_slowdown=row.worst_class_slowdown,
                 policy_key=row.policy_key if visible else None,
-                victim_key=(row.victim_key or None) if visible else None, mine=mine, at=when(row.at)))
+                victim_key=(row.victim_key or None) if visible else None,
+                preemptive=bool(row.preemptive) if visible else None, mine=mine, at=when(row.at)))
         return out

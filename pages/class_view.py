@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui.instructor import class_view, passcode, review
 from ui.instructor.access import store, unlocked
-from ui.practice import challenge_grade
+from ui.practice import challenge_grade, tournament
 from ui.shell.i18n import t
 
 st.title(t("cv.title"))
@@ -22,3 +22,4 @@ else:
         review.explanations(db, code, show_names)
         st.subheader(t("ch.board.instructor_title"))
         challenge_grade.instructor_board(db, code)
+        tournament.show(db, code)

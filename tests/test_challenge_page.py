@@ -72,3 +72,32 @@ def test_the_students_task_4_goal_sets_the_targets_it_can(goal, targets):
     from ui.practice.challenge_grade import goal_targets
 
     assert goal_targets(goal) == targets
+
+
+def test_the_policy_tournament_replays_the_classs_top_three_side_by_side(monkeypatch, tmp_path):
+    """In the class view, the instructor's leaderboard shows every key, and the tournament runs the top three on
+    the public seed, named as the leaderboard names them (an anonymous student stays anonymous)."""
+    import uuid
+
+    from classroom import PolicySubmission, get_store
+    from test_class_view import PASSCODE, class_view, enter
+    from ui.instructor import passcode
+
+    monkeypatch.setattr(passcode, "SECRETS", tmp_path / "secrets.toml")
+    monkeypatch.setenv(passcode.ENV, PASSCODE)
+    code, db = f"c-{uuid.uuid4().hex[:8]}", get_store()
+    keys = ["deadline", "num_prompt_tokens + max_tokens", "arrival_step", "-arrival_step"]
+    for i, key in enumerate(keys):
+        tok = db.new_student(f"Student {i}", code)
+        db.submit_policy(tok, PolicySubmission(key, "", i == 0, i == 1, {}, 4 - i, 0.5, 1.0, 2.0))
+    at = enter(class_view(), PASSCODE)
+    at.text_input(key="class-view.class.widget").input(code).run()
+    board = "\n".join(str(e.value) for e in at.table)
+    assert all(key in board for key in keys)
+    at.button(key="tournament.start").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    runs = at.session_state["tournament.runs"]
+    assert [r.label for r in runs] == ["top1", "top2", "top3"]
+    assert [r.config.policy_key for r in runs] == keys[:3] and runs[0].config.policy_key_preemptive
+    assert at.session_state["tournament.names"] == {"top1": "#1 · Student 0", "top2": "#2 · anonymous",
+                                                    "top3": "#3 · Student 2"}
