@@ -56,3 +56,35 @@ class Mark:
     comment: str
     text: str  # the explanation as it was when marked
     at: datetime
+
+
+@dataclass(frozen=True)
+class PolicySubmission:
+    """A graded policy as the challenge page hands it to the store."""
+    policy_key: str
+    victim_key: str
+    preemptive: bool
+    anonymous: bool
+    figures: dict  # the grade's per-axis figures
+    targets_met: int
+    slo_attainment: float
+    throughput_vs_fcfs: float
+    worst_class_slowdown: float
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One student's best policy submission. `name` is None when they chose to be anonymous; `policy_key` is
+    None unless the reader may see it (the instructor, or the student it belongs to)."""
+    rank: int
+    name: str | None
+    figures: dict
+    targets_met: int
+    slo_attainment: float
+    throughput_vs_fcfs: float
+    worst_class_slowdown: float
+    policy_key: str | None
+    victim_key: str | None
+    preemptive: bool | None  # with the text: None where the text is hidden
+    mine: bool
+    at: datetime

@@ -2,7 +2,7 @@
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
                         UniqueConstraint)
 
-SCHEMA_VERSION = 2  # 2: self_assessments and marks (explanations judged by people)
+SCHEMA_VERSION = 3  # 2: self_assessments and marks (explanations judged by people); 3: policy_submissions
 TOKEN_LEN = 22  # secrets.token_urlsafe(16)
 ID_LEN = 200
 
@@ -112,4 +112,22 @@ poll_answers = Table(
     UniqueConstraint("poll_id", "token", name="uq_poll_answers"),
 )
 
-PROGRESS_TABLES = (quiz_answers, drafts, gradings, predictions, milestones, poll_answers, self_assessments, marks)
+policy_submissions = Table(  # the policy challenge: every graded submission; the leaderboard takes each one's best
+    "policy_submissions", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("token", String(TOKEN_LEN), ForeignKey("students.token", ondelete="CASCADE"), nullable=False),
+    Column("policy_key", Text, nullable=False),
+    Column("victim_key", Text, nullable=False, default=""),
+    Column("preemptive", Boolean, nullable=False),
+    Column("anonymous", Boolean, nullable=False),
+    Column("figures", Text, nullable=False),  # JSON: the grade's per-axis figures
+    Column("targets_met", Integer, nullable=False),
+    Column("slo_attainment", Float, nullable=False),
+    Column("throughput_vs_fcfs", Float, nullable=False),
+    Column("worst_class_slowdown", Float, nullable=False),
+    Column("at", Float, nullable=False),
+    Index("ix_policy_submissions_token", "token"),
+)
+
+PROGRESS_TABLES = (quiz_answers, drafts, gradings, predictions, milestones, poll_answers, self_assessments, marks,
+                   policy_submissions)

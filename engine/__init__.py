@@ -10,6 +10,9 @@ from engine.core.contiguous import blocks_to_reserve
 from engine.core.llm_engine import LLMEngine, planned_runtime, runtime_of
 from engine.core.request import SLO, FinishReason, Request, ServiceClass
 from engine.core.snapshot import RequestView, StepSnapshot, StepStats
+from engine.lab.challenge import DEFAULT_TARGETS as CHALLENGE_TARGETS
+from engine.lab.challenge import (CHALLENGE, PUBLIC_SEED, Grade, builtin_run, fcfs_run, grade_key, grade_runs,
+                                  run_key)
 from engine.lab.experiment import (LiveRun, RunResult, engine_config_for, measure_batch_curve, measure_decode,
                                    run_requests, workload_requests)
 from engine.lab.metrics import free_runs, kv_split, kv_timeline, request_metrics, summarize
@@ -19,6 +22,8 @@ from engine.llm import LLM, RequestOutput
 from engine.messages import MESSAGES, ConfigError, EngineError, EngineMessage
 from engine.messages import render as render_message
 from engine.models.loaded import LoadedModel, cache_root
+from engine.policy_key import FIELDS as POLICY_KEY_FIELDS
+from engine.policy_key import MAX_KEY_CHARS, PolicyKeyError, compile_key
 from engine.models.loader import DEFAULT_MODEL, MODEL_CHOICES, load_model
 from engine.sampling_params import SamplingParams
 
@@ -40,4 +45,8 @@ __all__ = [
     "run_requests", "engine_config_for", "workload_requests", "measure_decode", "measure_batch_curve",
     "Trace", "TraceRequest",
     "TraceError", "read_trace", "write_trace", "summarize", "request_metrics", "kv_split", "kv_timeline", "free_runs",
+    # a student's own policy and the challenge it is graded in
+    "compile_key", "PolicyKeyError", "POLICY_KEY_FIELDS", "MAX_KEY_CHARS", "CHALLENGE", "CHALLENGE_TARGETS",
+    "PUBLIC_SEED", "Grade", "grade_key",
+    "grade_runs", "run_key", "fcfs_run", "builtin_run",
 ]

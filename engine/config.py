@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.messages import ConfigError
+from engine.policy_key import compile_key  # a refused key is a PolicyKeyError (a ConfigError) at line and column
 
 
 def cdiv(a: int, b: int) -> int:
@@ -127,6 +128,13 @@ class EngineConfig:
     contiguous_reserve: str = "max_tokens"  # or "max_model_len"
     num_swap_blocks: int | None = None  # CPU-side pool for swap preemption; None: = num_blocks
     priority_aging_steps: int = 100  # priority policy: steps of waiting that lift a request one class
+    # A student's own policy (engine/policy_key.py): when set it replaces `policy`. Lower key runs first; the
+    # victim key (default: the same key) picks who is preempted, highest first; `preemptive` lets a waiting
+    # request evict running work its key ranks strictly below it, as priority and edf do.
+    policy_key: str | None = None
+    policy_victim_key: str | None = None
+    policy_key_preemptive: bool = False
+    policy_key_budget_ms: float = 50.0  # all requests' keys in one step may take at most this long
     attention_backend: str = "auto"
     device: str = "auto"  # auto: where the model's weights are (LLM(...) loads them on CUDA when present)
     dtype: str = "auto"  # auto: the model's dtype (LLM(...) loads bfloat16 on CUDA, float32 on CPU)
@@ -155,6 +163,11 @@ class EngineConfig:
             value = getattr(self, name)
             need(value in allowed, "config.one_of", name=name, allowed=", ".join(allowed), value=value)
         need(self.dtype in DTYPE_NAMES, "config.dtype", value=self.dtype)
+        need(self.policy_key_budget_ms > 0, "config.policy_key_budget_ms", value=self.policy_key_budget_ms)
+        if self.policy_key is not None or self.policy_victim_key is not None:
+            compile_key(self.policy_key if self.policy_key is not None else "")
+            if self.policy_victim_key is not None:
+                compile_key(self.policy_victim_key)
         need(isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")),
              "config.device", value=self.device)
         if model_config is not None:

@@ -20,6 +20,7 @@ MESSAGES: dict[str, str] = {
     "config.long_prefill_token_threshold": "long_prefill_token_threshold must be 0 (off) or positive (got {value})",
     "config.max_wait_steps": "max_wait_steps must be 0 or more (got {value})",
     "config.priority_aging_steps": "priority_aging_steps must be at least 1 (got {value})",
+    "config.policy_key_budget_ms": "policy_key_budget_ms must be positive (got {value})",
     "config.one_of": "{name} must be one of {allowed} (got {value!r})",
     "config.dtype": "dtype must be auto, float32, bfloat16 or float16 (got {value!r})",
     "config.device": "device must be auto, cpu or cuda[:N] (got {value!r})",
@@ -99,6 +100,35 @@ MESSAGES: dict[str, str] = {
     "gguf.cache_unreadable": "the model cache {path} is unreadable ({detail}): delete that folder and load again",
     "gguf.tokenizer": "unsupported GGUF tokenizer (model {kind!r}, pre-tokenizer {pre!r}): expected a byte-level BPE "
                       "('gpt2') with pre-tokenizer one of {choices}",
+    # a student's priority key (engine/policy_key.py): refused before the run, or stopped during it
+    "policy_key.empty": "the key is empty: write an expression such as `waited` or `num_prompt_tokens + max_tokens`",
+    "policy_key.too_long": "the key has {n} characters; the limit is {limit}",
+    "policy_key.syntax": "line {line}, column {column}: this is not a valid expression (a bracket or an operator "
+                         "missing?)",
+    "policy_key.too_deep": "line {line}, column {column}: `{text}` nests deeper than {limit} levels",
+    "policy_key.attribute": "line {line}, column {column}: `{text}` reads an attribute; a key may use only the "
+                            "listed fields",
+    "policy_key.construct": "line {line}, column {column}: `{text}` is not allowed in a key: only numbers, fields, "
+                            "+ - * / // % **, comparisons, and/or/not, `x if c else y` and the listed functions",
+    "policy_key.unknown_name": "line {line}, column {column}: `{name}` is not a field; the fields are {fields}",
+    "policy_key.unknown_function": "line {line}, column {column}: `{name}` is a function: call it, e.g. "
+                                   "`{name}(waited, 10)`",
+    "policy_key.call": "line {line}, column {column}: `{text}`: only {functions} may be called",
+    "policy_key.call_args": "line {line}, column {column}: `{text}`: {name} takes {low} to {high} plain arguments "
+                            "(got {n})",
+    "policy_key.constant": "line {line}, column {column}: the number `{text}` is beyond ±{limit}",
+    "policy_key.text": "line {line}, column {column}: `{text}`: text (up to {limit} characters) may only be "
+                       "compared with request_class using == or !=, e.g. `request_class == 'chat'`",
+    "policy_key.exponent": "line {line}, column {column}: `{text}`: an exponent must be a number from -{limit} "
+                           "to {limit}",
+    "policy_key.division_by_zero": "request {request_id}: `{text}` (line {line}, column {column}) divides by zero "
+                                   "({values})",
+    "policy_key.math_domain": "request {request_id}: `{text}` (line {line}, column {column}) is outside log's or "
+                              "sqrt's domain ({values})",
+    "policy_key.not_a_number": "request {request_id}: `{text}` (line {line}, column {column}) is not a real "
+                               "number ({values})",
+    "policy_key.over_budget": "step {step}: the key took {ms} ms for {n} requests, over the budget of {limit_ms} "
+                              "ms a step (stopped at request {request_id})",
 }
 
 

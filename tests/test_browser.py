@@ -9,7 +9,7 @@ from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, pre
 pytestmark = pytest.mark.browser
 
 PAGES = ["", "lesson-overview", "lesson-mechanisms-myths", "why-batch", "static-vs-continuous", "paged-kv", "policies",
-         "tasks", "quiz", "playground", "glossary"]  # "": home, the default page
+         "tasks", "quiz", "challenge", "playground", "glossary"]  # "": home, the default page
 COUNTERS = ".st-key-static-vs-continuous-frame-counter"
 # the three lab pages play (and pause) in tests/test_browser_play_at_once.py, on their first lecture moment
 PLAYERS = {"playground": "Run"}

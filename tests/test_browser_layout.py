@@ -22,7 +22,7 @@ PROJECTOR, LAPTOP = (1280, 720), (1440, 900)
 LESSONS = ("overview", "why-batching", "fixed-batch", "continuous-batching", "paged-attention", "four-axes",
            "priorities-sla", "decisions", "scenarios", "mechanisms-myths")
 PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server", "tasks", "quiz",
-         "glossary", "playground", "class")
+         "challenge", "glossary", "playground", "class")
 # each lab page's lecture moment, and the views of its playing picture in each run's column (selectors, by the
 # keys the views are drawn with: ui/views/slots.py, ui/views/kv.py)
 TIMELINE, QUEUE = ".st-key-{lab}-tl-{run}", ".st-key-{lab}-q-{run}"

@@ -20,7 +20,7 @@ from engine.config import EngineConfig, resolve_device, resolve_dtype
 from engine.core.contiguous import ContiguousAllocator
 from engine.models.loaded import LoadedModel
 from engine.models.tokenizer import bos_prefix
-from engine.core.policy import make_policy
+from engine.core.policy import policy_for
 from engine.core.request import DEFAULT_SERVICE, FinishReason, Request, ServiceClass
 from engine.core.runner import ModelRunner
 from engine.messages import ConfigError, EngineMessage
@@ -95,8 +95,7 @@ class LLMEngine:
         except RuntimeError as e:  # triton missing, or compiled/interpreted mode fixed otherwise in this process
             raise ConfigError(str(e)) from e
         self.block_manager = make_block_manager(config)
-        self.scheduler = make_scheduler(config, self.block_manager,
-                                        make_policy(config.policy, config.priority_aging_steps))
+        self.scheduler = make_scheduler(config, self.block_manager, policy_for(config))
         self.runner = ModelRunner(loaded.model, config, self.backend)
         self.snapshots = snapshots
         self.requests: dict[str, Request] = {}

@@ -8,9 +8,11 @@ max_num_seqs is reached); arrival order alone never evicts anyone, or equals wou
 from __future__ import annotations
 
 import math
+import time
 from typing import TYPE_CHECKING
 
 from engine.config import POLICIES, EngineConfig
+from engine.policy_key import FIELDS, CompiledKey, PolicyKeyError, compile_key
 
 if TYPE_CHECKING:  # annotations only: the scheduler hands the policy its requests
     from engine.core.request import Request
@@ -24,6 +26,9 @@ class Policy:
 
     def urgency(self, request: Request, step: int) -> float:
         return 0
+
+    def begin_step(self, requests: list[Request], step: int) -> None:
+        """Called before the scheduler touches anything in a step (a key policy evaluates its keys here)."""
 
     def key(self, request: Request, step: int) -> tuple:
         return (self.urgency(request, step), request.arrival_step, request.seq_no)
@@ -92,9 +97,87 @@ class EDF(Policy):
         return self.deadline(request)
 
 
+# What a key's fields are for one request at one step (engine/policy_key.py lists them; the page explains them).
+FIELD_GETTERS = {
+    "waited": lambda r, step: max(0, step - r.arrival_step),
+    "arrival_step": lambda r, step: r.arrival_step,
+    "step": lambda r, step: step,
+    "num_prompt_tokens": lambda r, step: r.num_prompt_tokens,
+    "num_output_tokens": lambda r, step: r.num_output_tokens,
+    "max_tokens": lambda r, step: r.sampling_params.max_tokens,
+    "tokens_left": lambda r, step: r.sampling_params.max_tokens - r.num_output_tokens,
+    "request_class": lambda r, step: r.request_class,
+    "priority": lambda r, step: r.priority,
+    "ttft_slo": lambda r, step: math.inf if r.slo.ttft_steps is None else r.slo.ttft_steps,
+    "deadline": lambda r, step: EDF.deadline(r),
+    "num_preemptions": lambda r, step: r.num_preemptions,
+}
+if tuple(FIELD_GETTERS) != FIELDS:
+    raise ImportError("engine.policy_key.FIELDS and the field getters here disagree")
+
+
+class KeyPolicy(Policy):
+    """A student's policy: their key orders the queue (lower first), their victim key (highest first, the same
+    key when there is none) picks who is preempted. Every request's keys are evaluated once, at the start of a
+    step, before the scheduler changes anything: a key that fails stops the step with nothing half-done."""
+
+    name = "key"
+
+    def __init__(self, text: str, victim_text: str | None = None, preemptive: bool = False,
+                 budget_ms: float = EngineConfig.policy_key_budget_ms):
+        self.order_key: CompiledKey = compile_key(text)
+        self.victim_key: CompiledKey | None = compile_key(victim_text) if victim_text else None
+        self.preemptive = preemptive
+        self.budget_s = budget_ms / 1000
+        self.step = None
+        self.values: dict[Request, tuple[float, float]] = {}
+
+    def evaluate(self, request: Request, step: int) -> tuple[float, float]:
+        keys = [key for key in (self.order_key, self.victim_key) if key is not None]
+        names = {name for key in keys for name in key.names}
+        fields = {name: FIELD_GETTERS[name](request, step) for name in names}
+        fields = {k: v if isinstance(v, str) else float(v) for k, v in fields.items()}
+        order = self.order_key.evaluate(fields, request.request_id)
+        victim = self.victim_key.evaluate(fields, request.request_id) if self.victim_key else order
+        return order, victim
+
+    def begin_step(self, requests: list[Request], step: int) -> None:
+        self.step, self.values = step, {}
+        started = time.perf_counter()
+        for request in requests:
+            self.values[request] = self.evaluate(request, step)
+            spent = time.perf_counter() - started
+            if spent > self.budget_s:
+                raise PolicyKeyError("policy_key.over_budget", step=step, ms=f"{spent * 1000:.1f}",
+                                     n=len(self.values), limit_ms=f"{self.budget_s * 1000:g}",
+                                     request_id=request.request_id)
+
+    def _values(self, request: Request, step: int) -> tuple[float, float]:
+        if step == self.step and request in self.values:
+            return self.values[request]
+        try:  # outside a step: only a snapshot's picture of the queue; the next step reports any failure
+            return self.evaluate(request, step)
+        except PolicyKeyError:
+            return math.inf, math.inf
+
+    def urgency(self, request: Request, step: int) -> float:
+        return self._values(request, step)[0]
+
+    def victim(self, candidates: list[Request], step: int) -> Request:
+        return max(candidates, key=lambda r: (self._values(r, step)[1], r.arrival_step, r.seq_no))
+
+
 POLICY_CLASSES = (FCFS, SJF, PriorityWithAging, EDF)
 if tuple(cls.name for cls in POLICY_CLASSES) != POLICIES:
     raise ImportError(f"engine.config.POLICIES {POLICIES} and the policy classes here disagree")
+
+
+def policy_for(config: EngineConfig) -> Policy:
+    """The config's policy: the student's key when it has one, else the named built-in."""
+    if config.policy_key is not None:
+        return KeyPolicy(config.policy_key, config.policy_victim_key, config.policy_key_preemptive,
+                         config.policy_key_budget_ms)
+    return make_policy(config.policy, config.priority_aging_steps)
 
 
 def make_policy(name: str, aging_steps: int = AGING_STEPS) -> Policy:

@@ -159,6 +159,7 @@ class Scheduler:
 class ContinuousScheduler(Scheduler):
     def schedule(self, step: int, now: float) -> SchedulerOutput:
         out = SchedulerOutput()
+        self.policy.begin_step(self.waiting + self.running, step)
         budget = self.config.max_num_batched_tokens
         if self.policy.preemptive:
             self.make_room_for_urgent(out, step)
@@ -219,6 +220,7 @@ class StaticScheduler(Scheduler):
 
     def schedule(self, step: int, now: float) -> SchedulerOutput:
         out = SchedulerOutput()
+        self.policy.begin_step(self.waiting + self.running, step)
         if not self.running:
             self.form_batch(out, step, now)
         budget = self.config.max_num_batched_tokens

@@ -2,6 +2,7 @@
 
     python -m engine bench --workload chat-and-reports --batcher continuous --policy fcfs --kv paged --json
     python -m engine bench --workload support-bot-vs-batch --compare
+    python -m engine bench --workload chat-and-reports --policy-key "waited - 0.1 * max_tokens"
 """
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import argparse
 import json
 import sys
 
-from engine.config import BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES
+from engine.config import BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
 from engine.lab.experiment import RunResult, engine_config_for, run_requests, workload_requests
 from engine.models.loader import DEFAULT_MODEL, load_model
 from engine.lab.trace import read_trace, write_trace
 from engine.lab.workload import PRESETS, preset
+from engine.policy_key_flags import POLICY_KEY_KNOBS, add_policy_key_args
 
 # (label, settings): the matrix --compare runs on one workload
 COMPARE = [
@@ -36,6 +38,7 @@ def add_bench_parser(sub) -> None:
     p.add_argument("--scale", type=float, default=1.0, help="more or fewer requests of the same mix")
     p.add_argument("--batcher", choices=BATCHERS)
     p.add_argument("--policy", choices=POLICIES)
+    add_policy_key_args(p)
     p.add_argument("--kv", dest="kv_layout", choices=KV_LAYOUTS)
     p.add_argument("--preemption", dest="preemption_mode", choices=PREEMPTION_MODES)
     p.add_argument("--prefix-caching", dest="enable_prefix_caching", action=argparse.BooleanOptionalAction,
@@ -53,10 +56,13 @@ def add_bench_parser(sub) -> None:
 
 
 KNOBS = ("batcher", "policy", "kv_layout", "preemption_mode", "enable_prefix_caching", "enable_chunked_prefill",
-         "max_num_seqs", "max_num_batched_tokens", "num_blocks", "block_size", "attention_backend")
+         "max_num_seqs", "max_num_batched_tokens", "num_blocks", "block_size", "attention_backend",
+         *POLICY_KEY_KNOBS)
 
 
 def cmd_bench(args) -> int:
+    if args.policy_key is not None or args.policy_victim_key is not None:  # a refused key, before the model loads
+        EngineConfig(**{k: getattr(args, k) for k in POLICY_KEY_KNOBS}).validate()
     loaded = load_model(args.model, progress=lambda msg, frac: print(f"[model] {msg}", file=sys.stderr)
                         if not args.json else None)
     if args.trace_in:
@@ -121,7 +127,8 @@ def summary_text(result: RunResult, name: str) -> str:
     lat = s["latency"]
     lines = [
         f"workload {name}: {s['num_requests']} requests ({s['num_finished']} finished, {s['num_rejected']} rejected)",
-        f"engine: {c.batcher} batcher, {c.policy} policy, {c.kv_layout} KV ({c.num_blocks} blocks of {c.block_size}), "
+        f"engine: {c.batcher} batcher, {policy_label(c)} policy, "
+        f"{c.kv_layout} KV ({c.num_blocks} blocks of {c.block_size}), "
         f"max_num_seqs {c.max_num_seqs}, max_num_batched_tokens {c.max_num_batched_tokens}",
         f"throughput: {_fmt(s['throughput_tok_per_s'], '.0f')} tok/s, "
         f"{_fmt(s['throughput_tok_per_step'], '.2f')} tok/step "
@@ -146,6 +153,13 @@ def summary_text(result: RunResult, name: str) -> str:
         lines.append(f"  class {cls}: {d['num_requests']} requests, TTFT p50 {_fmt(d['ttft_steps']['p50'])} steps, "
                      f"p90 {_fmt(d['ttft_steps']['p90'])}; SLO met {'-' if slo is None else format(slo, '.0%')}")
     return "\n".join(lines)
+
+
+def policy_label(config) -> str:
+    if config.policy_key is None:
+        return config.policy
+    victim = f", victim key {config.policy_victim_key!r}" if config.policy_victim_key else ""
+    return f"key {config.policy_key!r}{victim}{' (preemptive)' if config.policy_key_preemptive else ''}"
 
 
 def _ms(seconds):

@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from engine.config import DTYPE_NAMES, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
+from engine.policy_key_flags import POLICY_KEY_KNOBS, add_policy_key_args
 from engine.server.supervisor import HEARTBEAT_TIMEOUT_S
 
 DEFAULT_PORT = 8000
@@ -20,6 +21,7 @@ def add_serve_parser(sub, add_engine_args, engine_kwargs) -> None:
     p.add_argument("--served-model-name", default=None, help="the name clients send as `model` (default: --model)")
     p.add_argument("--max-model-len", type=int, default=default("max_model_len"))
     p.add_argument("--scheduling-policy", choices=POLICIES, default=default("policy"))
+    add_policy_key_args(p)
     p.add_argument("--preemption-mode", choices=PREEMPTION_MODES, default=default("preemption_mode"))
     p.add_argument("--kv-layout", choices=KV_LAYOUTS, default=default("kv_layout"))
     p.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction,
@@ -44,7 +46,8 @@ def add_serve_parser(sub, add_engine_args, engine_kwargs) -> None:
 
 
 def engine_config_kwargs(args, engine_kwargs) -> dict:
-    return {**engine_kwargs(args), "max_model_len": args.max_model_len, "policy": args.scheduling_policy,
+    return {**engine_kwargs(args), **{k: getattr(args, k) for k in POLICY_KEY_KNOBS},
+            "max_model_len": args.max_model_len, "policy": args.scheduling_policy,
             "preemption_mode": args.preemption_mode, "kv_layout": args.kv_layout,
             "enable_prefix_caching": args.enable_prefix_caching, "enable_chunked_prefill": args.enable_chunked_prefill,
             "long_prefill_token_threshold": args.long_prefill_token_threshold,

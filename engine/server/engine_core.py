@@ -25,6 +25,8 @@ import types
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from engine.policy_key import PolicyKeyError
+
 IDLE_POLL_S = 0.05  # how long an idle core waits for a request before it looks again
 BEAT_S = 0.2  # the core says it is alive this often (supervisor.py's heartbeat)
 
@@ -168,6 +170,10 @@ class EngineCore:
             was_busy = True
             try:
                 stats = self.engine.step()
+            except PolicyKeyError as e:  # the served policy key failed on a request: those in flight end with why
+                print(f"policy key: {e}", file=sys.stderr)
+                self._fail_all(str(e))
+                continue
             except Exception:  # an engine bug must not kill the server: fail the requests in flight
                 traceback.print_exc(file=sys.stderr)
                 self._fail_all("the engine failed on this step; see the server log")

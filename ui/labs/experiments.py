@@ -6,8 +6,8 @@ from typing import Callable
 
 import streamlit as st
 
-from engine import (ConfigError, EngineConfig, LiveRun, Trace, TraceRequest, Workload, engine_config_for, preset,
-                    workload_requests)
+from engine import (ConfigError, EngineConfig, LiveRun, RunResult, Trace, TraceRequest, Workload, engine_config_for,
+                    preset, workload_requests)
 from ui.playback import player, run_cache
 from ui.shell.i18n import engine_message, run_name, t
 from ui.labs import models
@@ -79,6 +79,11 @@ def replay(page: str, trace: Trace, label: str) -> list[LiveRun] | None:
         st.session_state[f"{page}.start_failed"] = True
         return None
     return _record(page, made)
+
+
+def show_recorded(page: str, results: list[tuple[str, RunResult]]) -> list[LiveRun]:
+    """Runs already made to their end (engine.run_requests), played as recordings: nothing is run again."""
+    return _record(page, [LiveRun.replay(r.trace_requests, r.snapshots, r.config, label) for label, r in results])
 
 
 def check_vocabulary(requests: list[TraceRequest], vocab_size: int) -> None:

@@ -47,6 +47,12 @@ def reset(page: str) -> None:
     st.session_state[_k(page, "playing")] = False
 
 
+def show_end(page: str, runs: list[LiveRun]) -> None:
+    """Recorded runs opened at their last step, paused: the whole timeline in sight, to scrub back from."""
+    st.session_state[_k(page, "frame")] = _last_frame(runs)
+    st.session_state[_k(page, "playing")] = False
+
+
 def _last_frame(runs: list[LiveRun]) -> int:
     return max(0, max(r.frames for r in runs) - 1)
 

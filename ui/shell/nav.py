@@ -26,6 +26,7 @@ SECTIONS = {
                  ("real-server", "pages/real_server.py", "rs.title", "🛰️")],
     "nav.practice": [("tasks", "pages/tasks.py", "tasks.title", "📝"),
                      ("quiz", "pages/quiz.py", "quiz.title", "✅"),
+                     ("challenge", "pages/challenge.py", "ch.title", "🏁"),
                      ("glossary", "pages/glossary.py", "gloss.title", "📚"),
                      ("playground", "pages/playground.py", "pg.title", "🛝")],
 }

@@ -1,0 +1,179 @@
+"""The policy challenge: the student writes a priority key, sees it run beside FCFS and a built-in on the public
+seed, and submits it for grading on the hidden seeds (which never leave the server: only figures come back)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from classroom import PolicySubmission
+from engine import (MAX_KEY_CHARS, POLICY_KEY_FIELDS, PUBLIC_SEED, PolicyKeyError, builtin_run, compile_key,
+                    fcfs_run, grade_key, grade_runs, run_key)
+from ui.labs import experiments, models
+from ui.labs.models import get_model
+from ui.playback.player import player, show_end
+from ui.practice import challenge_grade
+from ui.progress import saved as progress
+from ui.progress import worksheet_state
+from ui.shell.i18n import choice, engine_message, t
+from ui.views import results, slots
+
+PAGE = "challenge"
+KEY, VICTIM, PREEMPTIVE = f"{PAGE}.key", f"{PAGE}.victim", f"{PAGE}.preemptive"
+COMPARE, ANONYMOUS, EXAMPLE = f"{PAGE}.compare", f"{PAGE}.anonymous", f"{PAGE}.example"
+ERROR, TRIAL, SUBMITTED = f"{PAGE}.error", f"{PAGE}.trial", f"{PAGE}.submitted"
+BUILTINS = ("sjf", "priority", "edf")  # the one shown beside the student's key and FCFS
+# starting points: (order key, victim key, preemptive)
+EXAMPLES = {
+    "fcfs": ("arrival_step", "", False),
+    "sjf": ("num_prompt_tokens + max_tokens", "", False),
+    "aging": ("max(0, priority - waited // 20)", "", True),
+    "edf": ("deadline", "tokens_left", True),
+}
+ss = st.session_state
+
+
+def _load_example() -> None:
+    key, victim, preemptive = EXAMPLES[ss[EXAMPLE]]
+    ss[KEY], ss[VICTIM], ss[PREEMPTIVE] = key, victim, preemptive
+    ss.pop(ERROR, None)
+
+
+def editor() -> tuple:
+    """The key, the victim key and the preemptive switch, with the fields listed beside them (in a box of their
+    own height, so the buttons and a refusal stay on the first screen)."""
+    ss.setdefault(KEY, EXAMPLES["fcfs"][0])
+    ss.setdefault(VICTIM, "")
+    ss.setdefault(PREEMPTIVE, False)
+    ss.setdefault(EXAMPLE, "fcfs")
+    ss.setdefault(COMPARE, "sjf")
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        c = st.columns([2, 1], vertical_alignment="bottom")
+        choice(c[0].selectbox, t("ch.example"), list(EXAMPLES), EXAMPLE, "ch.example.")
+        c[1].button(t("ch.load_example"), key=f"{PAGE}.load", on_click=_load_example)
+        st.text_area(t("ch.key"), key=KEY, height=90, max_chars=MAX_KEY_CHARS, help=t("ch.key_help"))
+        st.text_input(t("ch.victim"), key=VICTIM, max_chars=MAX_KEY_CHARS, help=t("ch.victim_help"))
+        c = st.columns(2, vertical_alignment="bottom")
+        c[0].toggle(t("ch.preemptive"), key=PREEMPTIVE, help=t("ch.preemptive_help"))
+        choice(c[1].selectbox, t("ch.compare"), BUILTINS, COMPARE, "pol.")
+    with right:
+        st.markdown(f"**{t('ch.fields')}**")
+        with st.container(height=330, key=f"{PAGE}-fields"):
+            # a list, not a table: it wraps in a narrow column and at instructor mode's type size
+            st.markdown("\n".join(f"- `{name}`: {t(f'ch.field.{name}')}" for name in POLICY_KEY_FIELDS))
+            st.caption(t("ch.functions"))
+    return left, ss[KEY], ss[VICTIM], ss[PREEMPTIVE]
+
+
+def refusal(key: str, victim: str) -> tuple[str, PolicyKeyError] | None:
+    """(which text, why) for the first of the two keys that is refused, or None."""
+    for which, text in (("key", key), ("victim", victim)):
+        if which == "victim" and not text.strip():
+            continue
+        try:
+            compile_key(text)
+        except PolicyKeyError as e:
+            return which, e
+    return None
+
+
+def show_refusal(which: str, text: str, error: PolicyKeyError) -> None:
+    """The message in the student's language, and the line with a caret under the column it names."""
+    st.error(t(f"ch.refused.{which}", msg=engine_message(error)))
+    params = error.message.params if error.message else {}
+    if "line" in params and "request_id" not in params:
+        lines = text.strip().splitlines() or [""]
+        line = lines[min(params["line"], len(lines)) - 1]
+        st.code(f"{line}\n{' ' * (params['column'] - 1)}^", language=None)
+
+
+def run_beside(key: str, victim: str, preemptive: bool) -> None:
+    """The key on the public seed, run to the end here (a key that fails stops here, with its message), beside
+    FCFS and the chosen built-in on the same requests (those two made once for every student); the views play
+    the three recordings."""
+    loaded = get_model(models.chosen())
+    try:
+        trial = run_key(loaded, PUBLIC_SEED, key, victim or None, preemptive)
+    except PolicyKeyError as e:
+        ss[ERROR] = ("key", e)
+        return
+    fcfs = fcfs_run(loaded, PUBLIC_SEED)
+    ss[TRIAL] = grade_runs([(trial, fcfs)], own_targets())
+    shown = experiments.show_recorded(PAGE, [("key", trial), ("fcfs", fcfs),
+                                             (ss[COMPARE], builtin_run(loaded, PUBLIC_SEED, ss[COMPARE]))])
+    show_end(PAGE, shown)
+
+
+def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
+    """Graded on the hidden seeds and stored; the page gets the grade's figures, never a seed."""
+    tok = progress.token(create=True)
+    if not tok:
+        st.error(t("ch.no_store"))
+        return
+    try:
+        grade = grade_key(get_model(models.chosen()), key, victim or None, preemptive, targets=own_targets())
+    except PolicyKeyError as e:
+        ss[ERROR] = ("key", e)
+        return
+    graded = PolicySubmission(key, victim, preemptive, anonymous, grade.to_dict(), sum(grade.met().values()),
+                              grade.slo_attainment, grade.throughput_vs_fcfs, grade.worst_class_slowdown)
+    stored = progress.with_store(lambda db: db.submit_policy(tok, graded))
+    if stored is not None:
+        ss[SUBMITTED] = grade
+        progress.milestone("policy-submitted")
+
+
+def own_targets() -> dict[str, float]:
+    """The targets of the student's Task 4 goal, where they set one."""
+    return challenge_grade.goal_targets(worksheet_state.answers().get(challenge_grade.GOAL_TASK, {}))
+
+
+def title(run) -> str:
+    return t("ch.yours") if run.label == "key" else t(f"pol.{run.label}")
+
+
+def page() -> None:
+    left, key, victim, preemptive = editor()
+    with left:
+        row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+        run_clicked = row.button(t("ch.run"), type="primary", key=f"{PAGE}.run")
+        submit_clicked = row.button(t("ch.submit"), key=f"{PAGE}.submit")
+        anonymous = row.checkbox(t("ch.anonymous"), key=ANONYMOUS)
+        notices = st.container()
+    with notices:
+        _act(run_clicked, submit_clicked, key, victim, preemptive, anonymous)
+    _results()
+
+
+def _act(run_clicked: bool, submit_clicked: bool, key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
+    """What a click does, and a refusal under the buttons."""
+    if run_clicked or submit_clicked:
+        ss.pop(ERROR, None)
+        refused = refusal(key, victim)
+        if refused:
+            ss[ERROR] = refused
+        elif run_clicked:
+            with st.spinner(t("ch.running")):
+                run_beside(key, victim, preemptive)
+        else:
+            with st.spinner(t("ch.grading")):
+                submit(key, victim, preemptive, anonymous)
+    if ERROR in ss:
+        which, error = ss[ERROR]
+        show_refusal(which, victim if which == "victim" else key, error)
+
+
+def _results() -> None:
+    runs = experiments.runs(PAGE)
+    if runs and ERROR not in ss:
+        st.subheader(t("ch.beside"))
+        player(PAGE, runs, lambda frame: slots.side_by_side(PAGE, runs, frame, title, by_class=True, height=220),
+               in_browser=True)
+        if TRIAL in ss:
+            st.subheader(t("ch.public_grade", seed=PUBLIC_SEED))
+            challenge_grade.show(ss[TRIAL], f"{PAGE}.trial")
+        if all(r.done for r in runs):
+            results.summary_table(runs)
+    if SUBMITTED in ss:
+        st.subheader(t("ch.hidden_grade"))
+        challenge_grade.show(ss[SUBMITTED], f"{PAGE}.hidden")
+    challenge_grade.class_board()
