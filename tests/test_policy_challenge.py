@@ -36,6 +36,15 @@ def test_replicas_share_the_seeds_through_the_environment(seeds_file, monkeypatc
     assert hidden_seeds() == (1234, 5678) and not seeds_file.exists()
 
 
+@pytest.mark.parametrize("value", ["1234", "a,b", "1,2,3", "-5,6"])
+def test_misconfigured_seeds_are_refused_with_what_to_write(seeds_file, monkeypatch, value):
+    from engine.messages import ConfigError
+
+    monkeypatch.setenv(challenge.SEEDS_ENV, value)
+    with pytest.raises(ConfigError, match="two seeds, such as 1234,5678"):
+        hidden_seeds()
+
+
 def test_a_grade_carries_figures_and_never_a_hidden_seed(random_small, monkeypatch):
     monkeypatch.setenv(challenge.SEEDS_ENV, "318407, 926151")
     grade = grade_key(random_small, "num_prompt_tokens + max_tokens")

@@ -30,6 +30,19 @@ def timeline(snapshots):
 
 
 @pytest.fixture(scope="module")
+def builtin_runs():
+    """(workload, policy, batcher) -> the built-in's run: each reference made once for the module."""
+    return {}
+
+
+def reference(loaded, runs, workloads, workload, policy, batcher="continuous"):
+    if (workload, policy, batcher) not in runs:
+        config = EngineConfig(policy=policy, **{**WORKLOADS[workload][1], "batcher": batcher})
+        runs[workload, policy, batcher] = run_requests(loaded, workloads[workload], config)
+    return runs[workload, policy, batcher]
+
+
+@pytest.fixture(scope="module")
 def workloads(random_small):
     return {name: workload_requests(random_small, preset(name).scaled(scale), seed=0)
             for name, (scale, _) in WORKLOADS.items()}
@@ -37,15 +50,15 @@ def workloads(random_small):
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("builtin,key,preemptive", SAME_AS, ids=[f"{p}={k}" for p, k, _ in SAME_AS])
-def test_a_key_equal_to_a_builtin_policy_gives_its_timeline_step_for_step(random_small, workloads, workload, builtin,
-                                                                          key, preemptive):
+def test_a_key_equal_to_a_builtin_policy_gives_its_timeline_step_for_step(random_small, workloads, builtin_runs,
+                                                                          workload, builtin, key, preemptive):
     settings = WORKLOADS[workload][1]
-    reference = run_requests(random_small, workloads[workload], EngineConfig(policy=builtin, **settings))
+    builtin_run = reference(random_small, builtin_runs, workloads, workload, builtin)
     student = run_requests(random_small, workloads[workload],
                            EngineConfig(policy_key=key, policy_key_preemptive=preemptive, **settings))
-    assert timeline(student.snapshots) == timeline(reference.snapshots)
+    assert timeline(student.snapshots) == timeline(builtin_run.snapshots)
     if workload == "chat-and-reports":
-        assert any(s.preempted for s in reference.snapshots), "memory should run short, so the victim matters"
+        assert any(s.preempted for s in builtin_run.snapshots), "memory should run short, so the victim matters"
 
 
 @pytest.mark.parametrize("builtin,key", [("fcfs", "arrival_step"), ("sjf", "num_prompt_tokens + max_tokens")])
@@ -109,10 +122,10 @@ def test_a_failing_key_stops_its_run_cleanly_while_another_engine_goes_on(random
     assert all(r.is_finished and r.finish_reason.value in ("length", "stop") for r in other.requests.values())
 
 
-def test_a_key_unlike_fcfs_gives_another_timeline(random_small, workloads):
+def test_a_key_unlike_fcfs_gives_another_timeline(random_small, workloads, builtin_runs):
     """The comparison above is not blind: longest prompt first is not FCFS."""
     settings = WORKLOADS["high-variance"][1]
-    reference = run_requests(random_small, workloads["high-variance"], EngineConfig(policy="fcfs", **settings))
+    fcfs = reference(random_small, builtin_runs, workloads, "high-variance", "fcfs")
     student = run_requests(random_small, workloads["high-variance"],
                            EngineConfig(policy_key="-num_prompt_tokens", **settings))
-    assert timeline(student.snapshots) != timeline(reference.snapshots)
+    assert timeline(student.snapshots) != timeline(fcfs.snapshots)

@@ -71,3 +71,29 @@ def test_start_over_removes_the_students_submissions(store):
     submit(store, tok, "waited", met=1, slo=0.5)
     store.start_over(tok)
     assert store.my_submissions(tok) == [] and store.leaderboard("c1", instructor=True) == []
+
+
+def test_a_version_2_database_gains_the_submissions_table_and_keeps_its_rows(store_url):
+    from sqlalchemy import MetaData, create_engine, inspect, select, text
+
+    from classroom.schema import metadata, policy_submissions, schema_meta
+
+    engine = create_engine(store_url)
+    v2 = MetaData()
+    for table in metadata.sorted_tables:
+        if table.name != policy_submissions.name:
+            table.to_metadata(v2)
+    v2.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO schema_meta (id, version) VALUES (1, 2)"))
+        conn.execute(text("INSERT INTO students (token, name, class_code, created) "
+                          "VALUES ('abcdefghijklmnopqrstuv', 'Old', 'c1', 1.0)"))
+    assert policy_submissions.name not in inspect(engine).get_table_names()
+    s = Store(store_url)
+    submit(s, "abcdefghijklmnopqrstuv", "waited", met=2, slo=0.5)
+    assert s.student("abcdefghijklmnopqrstuv").name == "Old"
+    assert [r.name for r in s.leaderboard("c1")] == ["Old"]
+    s.close()
+    with engine.connect() as conn:
+        assert conn.execute(select(schema_meta.c.version)).scalar() == 3
+    engine.dispose()

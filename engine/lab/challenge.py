@@ -24,6 +24,7 @@ from pathlib import Path
 from engine.config import EngineConfig
 from engine.lab.experiment import RunResult, run_requests, workload_requests
 from engine.lab.metrics import ideal_steps, request_metrics
+from engine.messages import ConfigError
 from engine.lab.workload import Arrivals, Lengths, RequestClassSpec, Workload
 from engine.models.loaded import LoadedModel
 
@@ -53,8 +54,10 @@ def hidden_seeds() -> tuple[int, int]:
     """The submission's seeds: the same for everyone on this server, never shown."""
     text = os.environ.get(SEEDS_ENV, "").strip()
     if text:
-        a, b = (int(part) for part in text.split(","))
-        return a, b
+        parts = [part.strip() for part in text.split(",")]
+        if len(parts) != 2 or not all(part.isdigit() for part in parts):
+            raise ConfigError(f"{SEEDS_ENV} must be two seeds, such as 1234,5678 (got {text!r})")
+        return int(parts[0]), int(parts[1])
     if not SEEDS_FILE.exists():
         SEEDS_FILE.parent.mkdir(parents=True, exist_ok=True)
         drawn = json.dumps([PUBLIC_SEED + 1 + secrets.randbelow(10**9) for _ in range(2)])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import PolicySubmission
-from engine import (MAX_KEY_CHARS, POLICY_KEY_FIELDS, PUBLIC_SEED, PolicyKeyError, builtin_run, compile_key,
-                    fcfs_run, grade_key, grade_runs, run_key)
+from engine import (MAX_KEY_CHARS, POLICY_KEY_FIELDS, PUBLIC_SEED, ConfigError, PolicyKeyError, builtin_run,
+                    compile_key, fcfs_run, grade_key, grade_runs, run_key)
 from ui.labs import experiments, models
 from ui.labs.models import get_model
 from ui.playback.player import player, show_end
@@ -113,6 +113,9 @@ def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
         grade = grade_key(get_model(models.chosen()), key, victim or None, preemptive, targets=own_targets())
     except PolicyKeyError as e:
         ss[ERROR] = ("key", e)
+        return
+    except ConfigError as e:  # the server's hidden seeds are misconfigured: the student can do nothing but tell
+        st.error(t("err.config", msg=engine_message(e)))
         return
     graded = PolicySubmission(key, victim, preemptive, anonymous, grade.to_dict(), sum(grade.met().values()),
                               grade.slo_attainment, grade.throughput_vs_fcfs, grade.worst_class_slowdown)
