@@ -127,6 +127,10 @@ class EngineConfig:
     contiguous_reserve: str = "max_tokens"  # or "max_model_len"
     num_swap_blocks: int | None = None  # CPU-side pool for swap preemption; None: = num_blocks
     priority_aging_steps: int = 100  # priority policy: steps of waiting that lift a request one class
+    # vLLM v1's scheduler as it is: no waiting request preempts running ones (vLLM issue #40004), preemption by
+    # recompute only, and (in both modes) no admission in a step with a preemption. Off: the lab's teaching
+    # choices (priority and edf preempt for an urgent arrival; swap as in the vLLM paper and v0).
+    vllm_v1_semantics: bool = False
     attention_backend: str = "auto"
     device: str = "auto"  # auto: where the model's weights are (LLM(...) loads them on CUDA when present)
     dtype: str = "auto"  # auto: the model's dtype (LLM(...) loads bfloat16 on CUDA, float32 on CPU)
@@ -154,6 +158,7 @@ class EngineConfig:
                               ("contiguous_reserve", ("max_tokens", "max_model_len"))):
             value = getattr(self, name)
             need(value in allowed, "config.one_of", name=name, allowed=", ".join(allowed), value=value)
+        need(not (self.vllm_v1_semantics and self.preemption_mode == "swap"), "config.v1_no_swap")
         need(self.dtype in DTYPE_NAMES, "config.dtype", value=self.dtype)
         need(isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")),
              "config.device", value=self.device)

@@ -27,7 +27,7 @@ TERMS = {
     "Kwon", "al", "et", "Q", "K", "V", "A100", "H100", "max", "min", "auto", "recompute", "swap", "Poisson", "null",
     "ms", "MB", "MiB", "GB", "GiB", "ID", "id", "ids", "MLP", "vs", "goodput", "Transformer", "softmax",
     "query", "key", "value",  # attention's Q, K and V
-    "OpenAI", "Python", "SSE", "Prometheus",
+    "OpenAI", "Python", "SSE", "Prometheus", "issue",  # a GitHub issue, as Chinese developers write it
     # the chapter's own terms: 固定 batch, continuous batching, paged attention, 首 token latency, model runner
     "batch", "batching", "continuous", "paged", "attention", "latency", "cache", "chunked", "model", "runner",
 }
