@@ -104,3 +104,27 @@ def test_the_scans_catch_what_they_are_for():
     gap = re.compile(f"[{CJK}]\\s+[{CJK}]|[，。：；！？、][ \t]+(?=\\S)")
     assert gap.search("生成到一半显存不够，\n调度器只能抢占") and gap.search("才出来。 continuous batching 让它")
     assert not gap.search("首 token latency（TTFT）和 `block_table` 见下")
+
+
+def _stuck_bold(text: str) -> list[str]:
+    """Bold spans CommonMark will not open or close: `**` after a Chinese character and before punctuation, or
+    after punctuation and before a Chinese character."""
+    han, punct = r"[\u4e00-\u9fff]", r"[\[\]（）()「」“”`]"
+    out = []
+    for m in re.finditer(r"\*\*(.+?)\*\*", text):
+        before, after = text[m.start() - 1:m.start()], text[m.end():m.end() + 1]
+        inner = m.group(1)
+        opens = not (re.match(han, before) and re.match(punct, inner[0]))
+        closes = not (re.match(punct, inner[-1]) and re.match(han, after))
+        if not (opens and closes):
+            out.append(text[max(0, m.start() - 10):m.end() + 10])
+    return out
+
+
+def test_bold_next_to_chinese_opens_and_closes():
+    """CommonMark opens `**` only before a non-punctuation character (or after a space or punctuation), and closes it
+    likewise: 「可以**[抢占](…)**正在」 shows its asterisks. Put the bold inside the link: [**抢占**](…)."""
+    found = [f"{where}: {s!r}" for where, t in TEXTS for s in _stuck_bold(t)]
+    assert not found, "; ".join(found[:6])
+    assert _stuck_bold("还可以**[抢占](glossary:preemption)**正在") and not _stuck_bold("还可以[**抢占**](g)正在")
+    assert not _stuck_bold("批处理器、**请求状态机**（等待")
