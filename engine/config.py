@@ -135,6 +135,10 @@ class EngineConfig:
     policy_victim_key: str | None = None
     policy_key_preemptive: bool = False
     policy_key_budget_ms: float = 50.0  # all requests' keys in one step may take at most this long
+    # vLLM v1's scheduler as it is: no waiting request preempts running ones (vLLM issue #40004), preemption by
+    # recompute only, and (in both modes) no admission in a step with a preemption. Off: the lab's teaching
+    # choices (priority and edf preempt for an urgent arrival; swap as in the vLLM paper and v0).
+    vllm_v1_semantics: bool = False
     attention_backend: str = "auto"
     device: str = "auto"  # auto: where the model's weights are (LLM(...) loads them on CUDA when present)
     dtype: str = "auto"  # auto: the model's dtype (LLM(...) loads bfloat16 on CUDA, float32 on CPU)
@@ -162,6 +166,7 @@ class EngineConfig:
                               ("contiguous_reserve", ("max_tokens", "max_model_len"))):
             value = getattr(self, name)
             need(value in allowed, "config.one_of", name=name, allowed=", ".join(allowed), value=value)
+        need(not (self.vllm_v1_semantics and self.preemption_mode == "swap"), "config.v1_no_swap")
         need(self.dtype in DTYPE_NAMES, "config.dtype", value=self.dtype)
         need(self.policy_key_budget_ms > 0, "config.policy_key_budget_ms", value=self.policy_key_budget_ms)
         if self.policy_key is not None or self.policy_victim_key is not None:

@@ -11,7 +11,9 @@ from ui.shell.style import CHART_CONFIG, scale_fonts, scaled
 from viz.charts import class_boxes, grouped_bars
 
 PAGE = "policies"
-WORKLOADS = ("support-bot-vs-batch", "chat-and-reports")
+WORKLOADS = ("support-bot-vs-batch", "chat-and-reports", "three-kinds")
+# Beside the lab's policies, priority as vLLM v1 schedules it: no waiting request preempts running ones.
+VARIANTS = {**{p: {"policy": p} for p in POLICIES}, "priority-v1": {"policy": "priority", "vllm_v1_semantics": True}}
 ss = st.session_state
 
 pending, setup, notices = moments.page_header(
@@ -25,7 +27,7 @@ with setup, st.form(f"{PAGE}.form", border=False):
     # two rows: four policies' names take a row's width, and priority_aging_steps (an identifier) never wraps
     c = st.columns([1, 2.2], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
-    chosen = choice(c[1].multiselect, t("pol.policies"), POLICIES, f"{PAGE}.policies", "pol.", max_selections=4)
+    chosen = choice(c[1].multiselect, t("pol.policies"), tuple(VARIANTS), f"{PAGE}.policies", "pol.", max_selections=4)
     c = st.columns([1.2, 2, 1.2, 1, 2.4], vertical_alignment="bottom")
     seed = bounded.number(c[0], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
     aging = bounded.number(c[1], "priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
@@ -37,7 +39,7 @@ with notices:  # drawn in one rerun and not the next: kept above the picture, wh
         if len(chosen) < 2:
             st.error(t("pol.need_two"))
         else:
-            experiments.start(PAGE, workload, [(p, {"priority_aging_steps": aging, "policy": p}) for p in chosen],
+            experiments.start(PAGE, workload, [(p, {"priority_aging_steps": aging, **VARIANTS[p]}) for p in chosen],
                               seed=seed, live=live)
         moments.started(PAGE)
 

@@ -58,11 +58,11 @@ def test_play_advances_the_frame_counter(browser, server, name):
 
 def test_language_switch(browser, server):
     page = open_page(browser, f"{server}/static-vs-continuous", "zh")
-    assert page.inner_text("h1") == "固定批次 vs 连续批处理"
+    assert page.inner_text("h1") == "固定 batch vs continuous batching"
     page.get_by_text("English", exact=True).click()
     page.wait_for_function("() => document.querySelector('h1').innerText === 'Static vs continuous batching'")
     page.get_by_text("中文", exact=True).click()
-    page.wait_for_function("() => document.querySelector('h1').innerText === '固定批次 vs 连续批处理'")
+    page.wait_for_function("() => document.querySelector('h1').innerText === '固定 batch vs continuous batching'")
     page.close()
 
 

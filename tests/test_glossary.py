@@ -1,5 +1,5 @@
 """The chapter's words: a zh <-> en glossary linked from every lesson that uses a term, and zh text that
-uses the chapter's own terms (连续批处理 only ever means continuous batching; contiguous is 整段预留)."""
+uses the chapter's own terms (连续 only ever names continuous batching; contiguous is 整段预留)."""
 import re
 
 import pytest
@@ -12,7 +12,8 @@ from lessons.glossary import first_use_is_linked, load_glossary, render_links
 from tests.test_app_teaching import page
 
 GLOSSARY = {lang: load_glossary(lang) for lang in LANGS}
-REQUIRED = {"ttft", "tpot", "e2e", "goodput", "slo-sla", "jain", "block", "block-table", "slot-mapping", "preemption",
+REQUIRED = {"fixed-batch", "continuous-batching", "paged-attention", "kv-cache", "fragmentation",
+            "ttft", "tpot", "e2e", "goodput", "slo-sla", "jain", "block", "block-table", "slot-mapping", "preemption",
             "swap", "recompute", "prefix-caching", "chunked-prefill", "token-budget"}
 
 
@@ -70,21 +71,21 @@ def _zh_texts():
 
 def test_连续_never_names_the_contiguous_layout():
     for where, text in _zh_texts():
-        for m in re.finditer("连续", text):
-            assert text[m.end():m.end() + 1] == "批", f"{where}: …{text[max(0, m.start() - 10):m.end() + 10]}…"
+        m = re.search("连续(?:布局|预留|分配|的 KV|的缓存|批处理)", text)  # the layout is 整段预留
+        assert not m, f"{where}: …{text[max(0, m.start() - 10):m.end() + 10]}…"
 
 
 def test_zh_uses_the_chapters_terms_and_glosses_them_on_first_use():
     chapter = re.sub(r"\[([^\]]*)\]\(glossary:[a-z-]+\)", r"\1", "\n".join(le.body for le in load_lessons("zh")))
-    for term, gloss in (("连续批处理", "（continuous batching）"), ("分页注意力", "（paged attention）"),
-                        ("首 token 延迟", "（TTFT）"), ("缓存组织", "（cache organisation）"),
-                        ("内存管理", "（memory management）")):
+    for term, gloss in (("固定 batch", "（"), ("continuous batching", "（"), ("paged attention", "（"),
+                        ("首 token latency", "（TTFT"), ("缓存组织", "（cache organisation）"),
+                        ("显存管理", "（memory management）")):
         first = chapter.index(term)
         assert chapter[first + len(term):].startswith(gloss), term
-    assert "整段预留（contiguous）" in chapter and "吞吐优化建立在状态管理之上" in chapter
+    assert "整段预留（contiguous）" in chapter and "吞吐优化的前提是状态管理做得住" in chapter
     for where, text in _zh_texts():
-        assert "首 token 时间" not in text, where  # the chapter says 首 token 延迟
-        assert "静态批" not in text, where  # the fixed batch has one name: 固定批次
+        assert "首 token 时间" not in text, where  # the chapter says 首 token latency
+        assert "静态批" not in text, where  # the fixed batch has one name: 固定 batch
 
 
 @pytest.mark.parametrize("lang", LANGS)

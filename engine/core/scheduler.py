@@ -7,7 +7,9 @@ Both batchers share the same model, cache and kernels; only the scheduling diffe
   prefill chunk) first, then waiting requests are admitted while slots (`max_num_seqs`), the
   token budget (`max_num_batched_tokens`) and free blocks allow. A finished request frees its
   slot and blocks at once. When blocks run out, the policy's last request is preempted
-  (recompute: drop its cache; swap: copy it to the CPU pool).
+  (recompute: drop its cache; swap: copy it to the CPU pool, as in the vLLM paper and v0, not v1).
+  A preemptive policy (priority, edf) also lets an urgent arrival evict running work, a teaching
+  choice; `vllm_v1_semantics` turns that off, as vLLM v1 is (vLLM issue #40004).
 """
 from __future__ import annotations
 
@@ -161,7 +163,7 @@ class ContinuousScheduler(Scheduler):
         out = SchedulerOutput()
         self.policy.begin_step(self.waiting + self.running, step)
         budget = self.config.max_num_batched_tokens
-        if self.policy.preemptive:
+        if self.policy.preemptive and not self.config.vllm_v1_semantics:
             self.make_room_for_urgent(out, step)
 
         # 1. Running requests first, in policy order. A request that cannot grow makes room by
@@ -185,8 +187,8 @@ class ContinuousScheduler(Scheduler):
                 budget -= n
 
         # 2. Admit waiting requests while slots, budget and blocks allow (not when memory just ran
-        #    short: the preempted would only be let back in). The first one that cannot start
-        #    blocks those behind it (head-of-line blocking, as in vLLM).
+        #    short: the preempted would only be let back in; with vllm_v1_semantics that is every step with a
+        #    preemption, as in vLLM v1). The first one that cannot start blocks those behind it (head-of-line).
         if short_of_memory:
             return out
         for request in self.policy.order(self.waiting, step):

@@ -45,6 +45,8 @@ def add_bench_parser(sub) -> None:
                    default=None)
     p.add_argument("--chunked-prefill", dest="enable_chunked_prefill", action=argparse.BooleanOptionalAction,
                    default=None)
+    p.add_argument("--vllm-v1-semantics", dest="vllm_v1_semantics", action="store_true", default=None,
+                   help="schedule as vLLM v1 does: no waiting request preempts running ones, recompute only")
     p.add_argument("--max-num-seqs", type=int)
     p.add_argument("--max-num-batched-tokens", type=int)
     p.add_argument("--num-blocks", type=int)
@@ -57,7 +59,7 @@ def add_bench_parser(sub) -> None:
 
 KNOBS = ("batcher", "policy", "kv_layout", "preemption_mode", "enable_prefix_caching", "enable_chunked_prefill",
          "max_num_seqs", "max_num_batched_tokens", "num_blocks", "block_size", "attention_backend",
-         *POLICY_KEY_KNOBS)
+         "vllm_v1_semantics", *POLICY_KEY_KNOBS)
 
 
 def cmd_bench(args) -> int:

@@ -156,7 +156,17 @@ def _presets() -> dict[str, Workload]:
                                Arrivals("poisson", rate=0.15, start_step=10), priority=0, ttft_slo_steps=8)
     bulk = RequestClassSpec("batch", 24, Lengths("uniform", low=128, high=256), Lengths("uniform", low=128, high=256),
                             Arrivals("all-at-once"), priority=2)
+    # the chapter's three kinds of request (交互式请求、内部高优工单、批量离线任务): offline work fills every slot at
+    # step 0, so an interactive arrival finds them full (vLLM issue #40004's head-of-line case)
+    interactive = RequestClassSpec("interactive", 24, Lengths("uniform", low=16, high=48),
+                                   Lengths("exponential", 24, 4, 64), Arrivals("poisson", rate=0.2, start_step=10),
+                                   priority=0, ttft_slo_steps=8)
+    ticket = RequestClassSpec("ticket", 8, Lengths("uniform", low=64, high=128), Lengths("uniform", low=48, high=96),
+                              Arrivals("poisson", rate=0.05, start_step=5), priority=1, ttft_slo_steps=40)
+    offline = RequestClassSpec("offline", 16, Lengths("uniform", low=128, high=256),
+                               Lengths("uniform", low=128, high=256), Arrivals("all-at-once"), priority=2)
     return {
+        "three-kinds": Workload("three-kinds", (interactive, ticket, offline), engine_hints={"max_num_seqs": 8}),
         # memory is tight on purpose: 96 blocks of 16 = 1,536 token slots for 16 slots of up to 448 tokens
         "chat-and-reports": Workload("chat-and-reports", (chat, report),
                                      engine_hints={"max_num_seqs": 16, "num_blocks": 96}),

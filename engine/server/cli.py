@@ -35,6 +35,8 @@ def add_serve_parser(sub, add_engine_args, engine_kwargs) -> None:
                    help="static batcher: steps to wait for a full batch")
     p.add_argument("--contiguous-reserve", choices=("max_tokens", "max_model_len"),
                    default=default("contiguous_reserve"))
+    p.add_argument("--vllm-v1-semantics", action=argparse.BooleanOptionalAction, default=default("vllm_v1_semantics"),
+                   help="schedule as vLLM v1 does: no waiting request preempts running ones; recompute only")
     p.add_argument("--dtype", choices=DTYPE_NAMES, default=default("dtype"),
                    help="auto: bfloat16 on a GPU, float32 on the CPU")
     p.add_argument("--max-waiting", type=int, default=1024,
@@ -52,7 +54,8 @@ def engine_config_kwargs(args, engine_kwargs) -> dict:
             "enable_prefix_caching": args.enable_prefix_caching, "enable_chunked_prefill": args.enable_chunked_prefill,
             "long_prefill_token_threshold": args.long_prefill_token_threshold,
             "num_swap_blocks": args.num_swap_blocks, "priority_aging_steps": args.priority_aging_steps,
-            "max_wait_steps": args.max_wait_steps, "contiguous_reserve": args.contiguous_reserve, "dtype": args.dtype}
+            "max_wait_steps": args.max_wait_steps, "contiguous_reserve": args.contiguous_reserve, "dtype": args.dtype,
+            "vllm_v1_semantics": args.vllm_v1_semantics}
 
 
 def make_app(model: str, served_model_name: str | None = None, max_waiting: int = 1024,

@@ -32,7 +32,7 @@ def title(moment_id: str) -> str:
 
 def named(text: str) -> str:
     """Text that names moments by id (`fixed-batch-holes`, as the lessons and moments.yaml do) with each named by
-    its button's title instead (“Holes in a fixed batch”, 「固定批次的空洞」): what a student reads and clicks."""
+    its button's title instead (“Holes in a fixed batch”, 「固定 batch 的空洞」): what a student reads and clicks."""
     known = all_moments()
 
     def by_title(m):

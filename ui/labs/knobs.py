@@ -12,7 +12,7 @@ from ui.shell.style import instructor
 KNOBS = ("batcher", "policy", "kv_layout", "preemption_mode", "block_size", "num_blocks", "max_num_seqs",
          "max_num_batched_tokens", "max_model_len", "enable_chunked_prefill", "long_prefill_token_threshold",
          "enable_prefix_caching", "max_wait_steps", "contiguous_reserve", "num_swap_blocks", "priority_aging_steps",
-         "attention_backend")
+         "attention_backend", "vllm_v1_semantics")
 # Read from EngineConfig itself, so the two cannot drift. None (num_blocks, max_model_len,
 # num_swap_blocks) is the engine's "auto": an empty box that the engine sizes.
 DEFAULTS = {name: EngineConfig.default(name) for name in KNOBS}
@@ -48,11 +48,11 @@ def engine_knobs(prefix: str) -> dict:
     for name, value in DEFAULTS.items():
         ss.setdefault(f"{prefix}.{name}", value)
     k = lambda name: f"{prefix}.{name}"  # noqa: E731
-    c = iter(_cells(16))
+    c = iter(_cells(17))
     next(c).selectbox("batcher", BATCHERS, key=k("batcher"))
     next(c).selectbox("policy", POLICIES, key=k("policy"))
     next(c).selectbox("kv_layout", KV_LAYOUTS, key=k("kv_layout"))
-    next(c).selectbox("preemption_mode", PREEMPTION_MODES, key=k("preemption_mode"))
+    next(c).selectbox("preemption_mode", PREEMPTION_MODES, key=k("preemption_mode"), help=t("knob.preemption_mode"))
     bounded.number(next(c), "max_num_seqs", 0, 256, key=k("max_num_seqs"), help=t("knob.max_num_seqs"))
     bounded.number(next(c), "max_num_batched_tokens", 0, 8192, key=k("max_num_batched_tokens"), help=t("knob.budget"))
     bounded.number(next(c), "block_size", 0, 256, key=k("block_size"))
@@ -64,6 +64,7 @@ def engine_knobs(prefix: str) -> dict:
     bounded.number(next(c), "priority_aging_steps", 1, 100_000, key=k("priority_aging_steps"))
     next(c).toggle("enable_chunked_prefill", key=k("enable_chunked_prefill"))
     next(c).toggle("enable_prefix_caching", key=k("enable_prefix_caching"))
+    next(c).toggle("vllm_v1_semantics", key=k("vllm_v1_semantics"), help=t("knob.vllm_v1_semantics"))
     next(c).selectbox("contiguous_reserve", ("max_tokens", "max_model_len"), key=k("contiguous_reserve"))
     bounded.number(next(c), "num_swap_blocks", 0, 8192, value=None, key=k("num_swap_blocks"), help=t("knob.swap"))
     st.selectbox("attention_backend", BACKENDS, key=k("attention_backend"), help=t("knob.backend"))

@@ -7,6 +7,7 @@ import streamlit as st
 
 from lessons import load_lessons
 from lessons.glossary import render_links
+from lessons.vllm_v1 import load_vllm_boxes
 from ui.labs import experiments
 from ui.instructor import moments
 from ui.shell import nav, url_state
@@ -20,6 +21,7 @@ def render(lesson_id: str) -> None:
     st.title(lesson.title)
     st.caption(lesson.summary)
     st.markdown(render_links(moments.named(demote_headings(lesson.body)), urlencode(url_state.kept())))
+    vllm_box(lesson_id)
     if lesson.live_table == "mechanisms":
         mechanisms_measured()
     if lesson.experiments:
@@ -35,6 +37,13 @@ def render(lesson_id: str) -> None:
         nav.go(f"lesson-{lessons[index - 1].id}")
     if index + 1 < len(lessons) and c[1].button(f"{lessons[index + 1].title} →", key=f"lesson.{lesson_id}.next"):
         nav.go(f"lesson-{lessons[index + 1].id}")
+
+
+def vllm_box(lesson_id: str) -> None:
+    box = load_vllm_boxes(lang()).get(lesson_id)
+    if box is not None:
+        files = "、".join(f"`{f}`" for f in box.read) if lang() == "zh" else ", ".join(f"`{f}`" for f in box.read)
+        st.info(f"**{t('lesson.vllm_v1')}**\n\n{box.text}\n\n{t('lesson.vllm_v1_read', files=files)}", icon="🔎")
 
 
 def demote_headings(markdown: str) -> str:
