@@ -29,17 +29,24 @@ def timeline(snapshots):
              s.waiting, s.admitted, s.preempted, s.finished) for s in snapshots]
 
 
+class Runs:
+    """Runs of one workload's requests: a built-in's made once for the module, a key's each time."""
+
+    def __init__(self, loaded, workloads):
+        self.loaded, self.workloads, self.made = loaded, workloads, {}
+
+    def builtin(self, workload, policy):
+        if (workload, policy) not in self.made:
+            self.made[workload, policy] = self.key(workload, policy=policy)
+        return self.made[workload, policy]
+
+    def key(self, workload, **config):
+        return run_requests(self.loaded, self.workloads[workload], EngineConfig(**WORKLOADS[workload][1], **config))
+
+
 @pytest.fixture(scope="module")
-def builtin_runs():
-    """(workload, policy, batcher) -> the built-in's run: each reference made once for the module."""
-    return {}
-
-
-def reference(loaded, runs, workloads, workload, policy, batcher="continuous"):
-    if (workload, policy, batcher) not in runs:
-        config = EngineConfig(policy=policy, **{**WORKLOADS[workload][1], "batcher": batcher})
-        runs[workload, policy, batcher] = run_requests(loaded, workloads[workload], config)
-    return runs[workload, policy, batcher]
+def runs(random_small, workloads):
+    return Runs(random_small, workloads)
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +57,9 @@ def workloads(random_small):
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
 @pytest.mark.parametrize("builtin,key,preemptive", SAME_AS, ids=[f"{p}={k}" for p, k, _ in SAME_AS])
-def test_a_key_equal_to_a_builtin_policy_gives_its_timeline_step_for_step(random_small, workloads, builtin_runs,
-                                                                          workload, builtin, key, preemptive):
-    settings = WORKLOADS[workload][1]
-    builtin_run = reference(random_small, builtin_runs, workloads, workload, builtin)
-    student = run_requests(random_small, workloads[workload],
-                           EngineConfig(policy_key=key, policy_key_preemptive=preemptive, **settings))
+def test_a_key_equal_to_a_builtin_policy_gives_its_timeline_step_for_step(runs, workload, builtin, key, preemptive):
+    builtin_run = runs.builtin(workload, builtin)
+    student = runs.key(workload, policy_key=key, policy_key_preemptive=preemptive)
     assert timeline(student.snapshots) == timeline(builtin_run.snapshots)
     if workload == "chat-and-reports":
         assert any(s.preempted for s in builtin_run.snapshots), "memory should run short, so the victim matters"
@@ -122,10 +126,8 @@ def test_a_failing_key_stops_its_run_cleanly_while_another_engine_goes_on(random
     assert all(r.is_finished and r.finish_reason.value in ("length", "stop") for r in other.requests.values())
 
 
-def test_a_key_unlike_fcfs_gives_another_timeline(random_small, workloads, builtin_runs):
+def test_a_key_unlike_fcfs_gives_another_timeline(runs):
     """The comparison above is not blind: longest prompt first is not FCFS."""
-    settings = WORKLOADS["high-variance"][1]
-    fcfs = reference(random_small, builtin_runs, workloads, "high-variance", "fcfs")
-    student = run_requests(random_small, workloads["high-variance"],
-                           EngineConfig(policy_key="-num_prompt_tokens", **settings))
+    fcfs = runs.builtin("high-variance", "fcfs")
+    student = runs.key("high-variance", policy_key="-num_prompt_tokens")
     assert timeline(student.snapshots) != timeline(fcfs.snapshots)
