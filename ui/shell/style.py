@@ -59,7 +59,7 @@ BASE_CSS = """
 /* a frame with no refusal: its (empty) note takes no room */
 [data-testid="stElementContainer"]:has(.lab-refusals:empty) { display: none; }
 .lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
-.lab-frame-bar > div { height: 100%; background: #1f77b4; }
+.lab-frame-bar > div { height: 100%; background: #0072B2; }
 /* the player's message with the next chunk of a run still computed (ui/playback/player.py): a script, nothing to see */
 [data-testid="stElementContainer"]:has(.lab-next-chunk) { display: none !important; }
 .lab-frame-value { font-weight: 600; font-size: 1.15rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
