@@ -81,10 +81,10 @@ def wait_idle(page) -> None:
 LOCALES = {"zh": "zh-CN", "en": "en-US"}  # the browser's Accept-Language picks the first visit's language
 
 
-def new_page(browser, lang: str = "zh", width: int = 1500, height: int = 1100):
+def new_page(browser, lang: str = "zh", width: int = 1500, height: int = 1100, **context):
     """A page in a browser context of its own: contexts share no cookies or storage, so each is a new
-    student (a new Streamlit session)."""
-    context = browser.new_context(viewport={"width": width, "height": height}, locale=LOCALES[lang])
+    student (a new Streamlit session). `context`: more of the context's options (reduced_motion=...)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale=LOCALES[lang], **context)
     page = context.new_page()
     page.on("close", lambda _: context.close())
     return page

@@ -7,16 +7,16 @@ from html import escape
 
 from engine import StepSnapshot
 from viz.blocks import block_code
-from viz.palette import FREE, HUES, MARK, request_color, tint
+from viz.palette import FREE, HUES, MARK, contrast_with_white, request_color, tint
 
 CELL = "display:inline-block;width:{w}px;height:{h}px;margin:1px;border-radius:2px;vertical-align:middle;"
 
 
-def _cell(color: str, title: str, text: str = "", outline: bool = False, w: int = 14, h: int = 14) -> str:
+def _cell(color: str, title: str, text: str = "", outline: bool = False, w: int = 14, h: int = 14,
+          ink: str = "#000") -> str:
     border = f"box-shadow:0 0 0 2px {MARK};" if outline else ""
     style = (CELL.format(w=w, h=h)
-             + f"background:{color};{border}font-size:10px;line-height:{h}px;text-align:center;color:#000;"
-             "text-shadow:0 0 2px #fff,0 0 2px #fff")
+             + f"background:{color};{border}font-size:10px;line-height:{h}px;text-align:center;color:{ink}")
     return f'<span title="{escape(title)}" style="{style}">{escape(text)}</span>'
 
 
@@ -32,6 +32,13 @@ def _block_background(code: int) -> str:
     if level == 2:
         return f"{tint(h, 0.85)};box-shadow:inset 0 0 0 2px {h}"
     return h
+
+
+def _ink(code: int) -> str:
+    """The block number's colour: white on a full block of a dark hue, else black (4.5:1 either way)."""
+    if code < 2 or (code - 2) % 3:
+        return "#000"
+    return "#fff" if contrast_with_white(HUES[(code - 2) // 3 % len(HUES)]) >= 4.5 else "#000"
 
 
 def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capacity: int = 48) -> str:
@@ -72,7 +79,7 @@ def block_tables_html(snap: StepSnapshot, request_ids: list[str], color_of: dict
                 shades[code] = _block_background(code)
             title = (f"{rid} · {labels['logical']} {i} → {labels['physical']} {b} · "
                      f"{snap.block_fill[b]}/{snap.block_size}")
-            cells.append(_cell(shades[code], title, str(b), w=24, h=18))
+            cells.append(_cell(shades[code], title, str(b), w=24, h=18, ink=_ink(code)))
         label = f'<code style="display:inline-block;min-width:6.5em;font-size:0.75rem">{escape(rid)}</code>'
         rows.append(f'<div style="white-space:nowrap">{label}{"".join(cells)}</div>')
     return "".join(rows) or "—"

@@ -45,6 +45,25 @@ def tint(hex_color: str, amount: float = 0.55) -> str:
     return f"#{mix(r):02x}{mix(g):02x}{mix(b):02x}"
 
 
+def relative_luminance(hex_color: str) -> float:
+    """WCAG 2.x relative luminance of an sRGB colour."""
+    def linear(c: int) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(int(hex_color[i:i + 2], 16)) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG 2.x contrast ratio, 1 to 21."""
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def contrast_with_white(hex_color: str) -> float:
+    return contrast_ratio(hex_color, "#ffffff")
+
+
 def color_indices(request_ids) -> dict[str, int]:
     """Request id -> hue index, in order of first appearance."""
     out: dict[str, int] = {}
