@@ -13,8 +13,16 @@ CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", 
 # browser's work per frame, and nobody can hover a moving chart anyway.
 ANIMATING_CONFIG = {"staticPlot": True}
 
+# Text a student must read stands 4.5:1 off the main (white) and the sidebar's (#f0f2f6) background: Streamlit's
+# caption grey (#828180, 3.9:1) is darkened; tests/test_contrast.py measures these.
+CAPTION_COLOR = "#5c5c66"
+SIDEBAR_BACKGROUND = "#f0f2f6"  # Streamlit's secondary background
+
 BASE_CSS = """
 <style>
+/* captions and help text: readable grey (WCAG AA 4.5:1), in the sidebar too */
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
+[data-testid="stWidgetLabel"] [data-testid="stTooltipHoverTarget"] svg { color: CAPTION_COLOR !important; }
 /* a compact frame: the picture, not the page furniture, gets the first screen */
 [data-testid="stMainBlockContainer"] { padding: 2.6rem 2rem 3rem 2rem; }
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.3rem 0; }
@@ -66,7 +74,7 @@ BASE_CSS = """
 /* "computing… step 768": the runs are still being computed, and the total grows */
 .lab-frame-computing { color: #5f5f6b; white-space: nowrap; font-variant-numeric: tabular-nums; }
 </style>
-"""
+""".replace("CAPTION_COLOR", CAPTION_COLOR)
 
 INSTRUCTOR_CSS = f"""
 <style>
