@@ -17,6 +17,7 @@ import streamlit as st
 
 from engine import LiveRun
 from ui.playback import client_player, frame_files
+from ui.shell import a11y
 from ui.shell.i18n import lang, t
 
 ANIMATING = "player.animating"  # session key: the page being drawn is playing (charts skip hover layers)
@@ -324,8 +325,11 @@ def controls(page: str, runs: list[LiveRun]) -> None:
                      width=SPEED_WIDTH, on_change=lambda: ss.update({speed_key: ss[widget_key]}))
         if not playing:  # while playing there is no slider: a timer rerun could carry a stale position back
             ss[_k(page, "slider")] = min(frame, last)
-            st.slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
+            st.slider(t("player.scrub_with_steps"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
                       args=(page, runs), disabled=last == 0, label_visibility="collapsed", width="stretch")
+    a11y.button_names({_k(page, "first"): t("player.first"), _k(page, "back"): t("player.back"),
+                       _k(page, "play"): t("player.pause") if playing else t("player.play"),
+                       _k(page, "step"): t("player.step")})
     if live and not any(r.in_background for r in runs):
         st.caption(t("player.live_note"))
 

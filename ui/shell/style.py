@@ -5,6 +5,8 @@ Instructor mode enlarges the root font size: Streamlit sizes its type, widgets a
 so they all grow in proportion and nothing becomes smaller than its label. Charts get the same
 factor through `font_scale` (live charts) or `scale_fonts` (plotly charts)."""
 import streamlit as st
+from ui.shell import a11y
+from ui.shell.i18n import lang
 from ui.shell.keys import INSTRUCTOR, SCROLL_TOP
 
 INSTRUCTOR_SCALE = 1.3
@@ -68,6 +70,8 @@ BASE_CSS = """
 [data-testid="stElementContainer"]:has(.lab-refusals:empty) { display: none; }
 .lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
 .lab-frame-bar > div { height: 100%; background: #0072B2; }
+/* the accessibility script (ui/shell/a11y.py): nothing to see */
+[data-testid="stElementContainer"]:has(.lab-a11y) { display: none !important; }
 /* the player's message with the next chunk of a run still computed (ui/playback/player.py): a script, nothing to see */
 [data-testid="stElementContainer"]:has(.lab-next-chunk) { display: none !important; }
 .lab-frame-value { font-weight: 600; font-size: 1.15rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -114,6 +118,7 @@ def scale_fonts(fig):
 
 def apply() -> None:
     st.html(BASE_CSS + (INSTRUCTOR_CSS if instructor() else ""))
+    a11y.page_language(lang())
     if st.session_state.pop(SCROLL_TOP, False):  # a page switch from a button at the bottom of a page
         st.html("<script>setTimeout(() => { for (const el of [document.scrollingElement, "
                 "document.querySelector('[data-testid=\"stMain\"]')]) if (el) el.scrollTop = 0; }, 60);</script>",

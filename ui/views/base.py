@@ -100,7 +100,8 @@ def heading(text: str, kind: str) -> None:
 
 
 def heading_html(text: str, kind: str) -> str:
-    return f'<h4 class="lab-run-heading" style="border-bottom:3px solid {run_color(kind)}">{escape(text)}</h4>'
+    # h2: the page's title is the h1, and headings go down one level at a time (WCAG 1.3.1, axe heading-order)
+    return f'<h2 class="lab-run-heading" style="border-bottom:3px solid {run_color(kind)}">{escape(text)}</h2>'
 
 
 def total_frames(runs: list[LiveRun]) -> int:
