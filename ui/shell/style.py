@@ -7,7 +7,7 @@ factor through `font_scale` (live charts) or `scale_fonts` (plotly charts)."""
 import streamlit as st
 from ui.shell import a11y
 from ui.shell.i18n import lang
-from ui.shell.keys import INSTRUCTOR, SCROLL_TOP
+from ui.shell.keys import INSTRUCTOR, REDUCE_MOTION, SCROLL_TOP
 
 INSTRUCTOR_SCALE = 1.3
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -80,6 +80,13 @@ BASE_CSS = """
 </style>
 """.replace("CAPTION_COLOR", CAPTION_COLOR)
 
+# no transitions or CSS animations (Streamlit's spinners, expanders, toggles): under the browser's
+# prefers-reduced-motion, and for everyone once the sidebar's switch is on
+_STILL = "*, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important; " \
+         "transition-duration: 0.01ms !important; scroll-behavior: auto !important; }"
+REDUCED_MOTION_CSS = f"<style>@media (prefers-reduced-motion: reduce) {{ {_STILL} }}</style>"
+STILL_CSS = f"<style>{_STILL}</style>"
+
 INSTRUCTOR_CSS = f"""
 <style>
 html {{ font-size: {16 * INSTRUCTOR_SCALE:.1f}px; }}
@@ -116,8 +123,13 @@ def scale_fonts(fig):
     return fig
 
 
+def reduced_motion() -> bool:
+    return bool(st.session_state.get(REDUCE_MOTION, False))
+
+
 def apply() -> None:
-    st.html(BASE_CSS + (INSTRUCTOR_CSS if instructor() else ""))
+    st.html(BASE_CSS + REDUCED_MOTION_CSS + (INSTRUCTOR_CSS if instructor() else "")
+            + (STILL_CSS if reduced_motion() else ""))
     a11y.page_language(lang())
     if st.session_state.pop(SCROLL_TOP, False):  # a page switch from a button at the bottom of a page
         st.html("<script>setTimeout(() => { for (const el of [document.scrollingElement, "
