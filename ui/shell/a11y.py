@@ -1,6 +1,7 @@
 """What assistive technology needs that Streamlit's widgets cannot say themselves: the page's language (so a screen
 reader pronounces it), names for buttons labelled by a glyph (▶ is read "black right-pointing triangle"), and the
-reduce-motion preference of the browser. One small script in the app's document: the names are kept in a map
+reduce-motion preference of the browser, and
+the sidebar's page list made a list again. One small script in the app's document: the names are kept in a map
 that every run updates, and an observer applies them whenever Streamlit redraws the buttons."""
 from __future__ import annotations
 
@@ -33,6 +34,19 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
         if (el.getAttribute("aria-label") !== name) el.setAttribute("aria-label", name);
       }
     }
+    // Streamlit's page list puts each section (a div: its title, then the pages' list items) straight in the
+    // list, which is no list any more to assistive technology: each section becomes the list, named by its title
+    for (const ul of document.querySelectorAll('ul[data-testid="stSidebarNavItems"]')) {
+      const sections = [...ul.children].filter((c) => c.tagName === "DIV");
+      if (!sections.length) continue;
+      if (ul.getAttribute("role") !== "none") ul.setAttribute("role", "none");
+      for (const section of sections) {
+        const title = section.querySelector('[data-testid="stNavSectionHeader"]');
+        const name = title ? title.innerText.trim() : "";
+        if (section.getAttribute("role") !== "list") section.setAttribute("role", "list");
+        if (name && section.getAttribute("aria-label") !== name) section.setAttribute("aria-label", name);
+      }
+    }
   }
   if (!lab.observer) {
     lab.observer = new MutationObserver(() => {
@@ -51,7 +65,9 @@ def key_selector(key: str) -> str:
 
 
 def script(lang: str | None = None, names: dict[str, str] | None = None) -> str:
-    return _SCRIPT.replace("PAYLOAD", json.dumps({"lang": lang, "names": names or {}}))
+    # Streamlit's DOMPurify drops a script whose text looks like markup ("<" then a letter, "/" or "!"): the
+    # script has none, and in the JSON "<" can only be inside strings, where \u003c is the same
+    return _SCRIPT.replace("PAYLOAD", json.dumps({"lang": lang, "names": names or {}}).replace("<", "\\u003c"))
 
 
 def page_language(lang: str) -> None:

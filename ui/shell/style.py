@@ -25,6 +25,7 @@ BASE_CSS = """
 /* captions and help text: readable grey (WCAG AA 4.5:1), in the sidebar too */
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
 [data-testid="stWidgetLabel"] [data-testid="stTooltipHoverTarget"] svg { color: CAPTION_COLOR !important; }
+[data-testid="stCaptionContainer"] { opacity: 1 !important; }  /* Streamlit fades captions to 60 % */
 /* a compact frame: the picture, not the page furniture, gets the first screen */
 [data-testid="stMainBlockContainer"] { padding: 2.6rem 2rem 3rem 2rem; }
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.3rem 0; }
@@ -70,6 +71,9 @@ BASE_CSS = """
 [data-testid="stElementContainer"]:has(.lab-refusals:empty) { display: none; }
 .lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
 .lab-frame-bar > div { height: 100%; background: #0072B2; }
+/* a frame in words for screen readers (ui/views/words.py): out of sight and taking no room, still read */
+[data-testid="stElementContainer"]:has(.lab-words) { position: absolute !important; width: 1px; height: 1px;
+  overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 /* the accessibility script (ui/shell/a11y.py): nothing to see */
 [data-testid="stElementContainer"]:has(.lab-a11y) { display: none !important; }
 /* the player's message with the next chunk of a run still computed (ui/playback/player.py): a script, nothing to see */
