@@ -41,6 +41,8 @@ def test_primary_buttons_white_text_on_the_theme_colour():
     """▶ and every primary button: white on the theme's primary colour (Streamlit's own red is 3.3:1)."""
     theme = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["theme"]
     assert contrast_ratio(theme["primaryColor"], WHITE) >= TEXT
+    # a selected pill or segmented-control option: the primary colour as text on its own 10 % tint (axe found 4.33:1)
+    assert contrast_ratio(theme["primaryColor"], palette.tint(theme["primaryColor"], 0.9)) >= TEXT
     assert contrast_ratio("#ff4b4b", WHITE) < TEXT
 
 
