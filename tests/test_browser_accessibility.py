@@ -128,11 +128,12 @@ def test_the_player_is_operated_by_keyboard_alone(browser, server, lang):
     names = {k: v[0 if zh else 1] for k, v in PLAYER_NAMES.items()}
     for key in ("first", "back", "step"):  # every glyph button has its name
         assert player_button(page, key).count() >= 1, key
-    page.locator('[data-testid="stMain"]').get_by_role("button", name="运行" if zh else "Run", exact=True).focus()
-    assert tab_to(page, (names["play"],)) <= 4  # ▶ is a few Tabs from Run (after ⏮ and ◀)
+    player_button(page, "first").first.focus()  # the player's first control (the set-up above has folded away)
+    assert tab_to(page, (names["play"],)) == 2  # ⏮, ◀, ▶
+    assert focused_name(page) == names["play"]
     page.keyboard.press("Enter")
     player_button(page, "pause").first.wait_for(timeout=20_000)
-    time.sleep(1.5)
+    settle(page)  # the page drawn (while it reruns, Streamlit fades the elements of the run before)
     if not zh:  # axe while playing: the charts animate in their frames
         found = [{"page": "paged-kv playing", **v} for v in axe_violations(page)]
         assert not found, report(found, "playing")
@@ -166,7 +167,8 @@ def test_the_player_is_operated_by_keyboard_alone(browser, server, lang):
 def test_under_reduced_motion_play_does_not_animate_and_nothing_moves(browser, server):
     page = new_page(browser, "en", 1440, 900, reduced_motion="reduce")
     open_at(page, f"{server}/paged-kv?lang=en")
-    assert "motion=reduce" in page.url  # the browser's preference, written into the address for the server
+    page.wait_for_url(re.compile("motion=reduce"), timeout=30_000)  # the browser's preference, in the address
+    settle(page)
     frame, last = run_paged_kv(page, "en")
     assert "motion=reduce" in page.url
     assert page.locator(".st-key-reduce_motion-widget input").first.is_checked()  # the sidebar says so

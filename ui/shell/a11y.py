@@ -15,14 +15,15 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
   const lab = window.__labA11y = window.__labA11y || { names: {} };
   const update = PAYLOAD;
   if (update.lang) lab.lang = update.lang;
-  // the browser asks for reduced motion: say so in the address once per page load (the next run reads it, as it
-  // reads ?lang=; the sidebar's switch can still turn it off, which removes it)
+  // the browser asks for reduced motion and the address says nothing of motion: open it again with
+  // ?motion=reduce, which the server reads as it reads ?lang= (a rerun does not send an address changed here); the
+  // sidebar's switch turned off writes ?motion=full, so this happens once
   if (!lab.motionAsked && window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches) {
     lab.motionAsked = true;
     const url = new URL(window.location.href);
     if (!url.searchParams.has("motion")) {
       url.searchParams.set("motion", "reduce");
-      window.history.replaceState(window.history.state, "", url.toString());
+      window.location.replace(url.toString());
     }
   }
   Object.assign(lab.names, update.names || {});

@@ -18,6 +18,7 @@ from ui.shell.i18n import LANGS
 from ui.shell.keys import INSTRUCTOR, LANG, REDUCE_MOTION, STUDENT_TOKEN
 DEFAULT_LANG = "zh"  # the chapter's language, for a browser that names neither zh nor en
 _WRITTEN = "url_state.written"  # every value this session has put in the URL, per parameter
+_MOTION_SEEN = "url_state.motion_seen"  # reduce motion has been on in this session
 
 
 def browser_language(accept_language: str | None) -> str:
@@ -68,7 +69,9 @@ def kept() -> dict[str, str]:
     if ss.get(INSTRUCTOR):
         params["instructor"] = "1"
     if ss.get(REDUCE_MOTION):
-        params["motion"] = "reduce"
+        params["motion"] = ss[_MOTION_SEEN] = "reduce"
+    elif ss.get(_MOTION_SEEN):  # turned off: said so, or the browser's preference would turn it on again on a reload
+        params["motion"] = "full"
     if ss.get(STUDENT_TOKEN):  # the student's saved progress (ui/progress/saved.py)
         params["s"] = ss[STUDENT_TOKEN]
     return params
