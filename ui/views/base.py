@@ -80,7 +80,7 @@ def html_table(head: list[str], rows: list[list]) -> str:
     """A small table that scrolls inside its own column rather than spilling into the next one."""
     th = "".join(f"<th>{escape(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f'<div class="lab-scroll-x"><table class="lab-table"><tr>{th}</tr>{body}</table></div>'
+    return f'<div class="lab-scroll-x" tabindex="0"><table class="lab-table"><tr>{th}</tr>{body}</table></div>'
 
 
 def over_run(run: LiveRun, name: str, compute):
