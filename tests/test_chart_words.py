@@ -8,7 +8,7 @@ from test_app import RUN, app, click, frame_counter
 
 PAGE = "static-vs-continuous"
 SUMMARY = {"en": r"step (\d+): (\d+) of (\d+) slots busy, (\d+) waiting, KV (\d+) % used, (\d+) partly filled blocks",
-           "zh": r"第 (\d+) 步：(\d+) 个 slot 中 (\d+) 个在用，(\d+) 个在等待，KV 显存已用 (\d+)%，"
+           "zh": r"第 (\d+) 步：(\d+) 个槽位中 (\d+) 个在用，(\d+) 个在等待，KV 显存已用 (\d+)%，"
                  r"(\d+) 个块只填了一部分"}
 WAITING = {"en": r"waiting at the door: (\d+)", "zh": r"门外等待: (\d+)"}
 
