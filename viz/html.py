@@ -12,8 +12,9 @@ from viz.palette import FREE, HUES, MARK, contrast_with_white, request_color, ti
 CELL = "display:inline-block;width:{w}px;height:{h}px;margin:1px;border-radius:2px;vertical-align:middle;"
 
 
-def _cell(color: str, title: str, text: str = "", outline: bool = False, w: int = 14, h: int = 14,
+def _cell(color: str, title: str, text: str = "", outline: bool = False, size: tuple[int, int] = (14, 14),
           ink: str = "#000") -> str:
+    w, h = size
     border = f"box-shadow:0 0 0 2px {MARK};" if outline else ""
     style = (CELL.format(w=w, h=h)
              + f"background:{color};{border}font-size:10px;line-height:{h}px;text-align:center;color:{ink}")
@@ -79,7 +80,7 @@ def block_tables_html(snap: StepSnapshot, request_ids: list[str], color_of: dict
                 shades[code] = _block_background(code)
             title = (f"{rid} · {labels['logical']} {i} → {labels['physical']} {b} · "
                      f"{snap.block_fill[b]}/{snap.block_size}")
-            cells.append(_cell(shades[code], title, str(b), w=24, h=18, ink=_ink(code)))
+            cells.append(_cell(shades[code], title, str(b), size=(24, 18), ink=_ink(code)))
         label = f'<code style="display:inline-block;min-width:6.5em;font-size:0.75rem">{escape(rid)}</code>'
         rows.append(f'<div style="white-space:nowrap">{label}{"".join(cells)}</div>')
     return "".join(rows) or "—"
