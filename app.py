@@ -14,6 +14,7 @@ sidebar.language_switch()  # before the navigation: page titles in it are transl
 page = nav.navigation(lesson.render)
 model_picker.sidebar_picker()
 sidebar.instructor_switch()
+sidebar.motion_switch()
 progress.sidebar_line()
 moments.sidebar_list()
 url_state.persist()

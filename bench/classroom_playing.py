@@ -158,8 +158,8 @@ def playing(args) -> dict:
                     set_speed(page, speed)
                 for attempt in range(3):  # a rerun can briefly show a stale copy of the controls, or lose a click
                     try:
-                        page.get_by_role("button", name="▶", exact=True).first.click(force=True)
-                        page.get_by_role("button", name="⏸", exact=True).first.wait_for(timeout=20_000)
+                        page.get_by_role("button", name=re.compile("^(播放|Play)$")).first.click(force=True)  # ▶
+                        page.get_by_role("button", name=re.compile("^(暂停|Pause)$")).first.wait_for(timeout=20_000)
                         break
                     except Exception:
                         if attempt == 2:

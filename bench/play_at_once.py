@@ -26,7 +26,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCALES, free_port  # noqa: E402
+from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCALES, free_port, player_button  # noqa: E402
 from test_browser_play_at_once import CHARTS, LABS, first_moment  # noqa: E402
 
 STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
@@ -62,7 +62,7 @@ def measure(browser, url: str, lab: str, lang: str, size: tuple[int, int]) -> di
     page.wait_for_function(f"() => {{ const c = ({CHARTS})(); return c.length && c.every(x => x.drawn); }}",
                            timeout=60_000)
     before = len(page.evaluate(CHARTS))
-    page.get_by_role("button", name="▶", exact=True).first.click()
+    player_button(page, "play").first.click()
     pressed, moving, blank_samples, blank_s, last = time.monotonic(), None, 0, 0.0, time.monotonic()
     while time.monotonic() - pressed < 5.0:
         charts, now = page.evaluate(CHARTS), time.monotonic()

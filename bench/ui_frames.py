@@ -13,6 +13,7 @@ Targets: >= 10 frames/s; < 3 s to first paint.
 from __future__ import annotations
 
 import argparse
+import re
 import socket
 import subprocess
 import sys
@@ -119,7 +120,7 @@ def browser(trace: Path, seconds: float) -> tuple[float, dict[str, float]]:
             page.get_by_label("Speed (steps/s)").click()  # 20 steps/s: redraw as often as the browser keeps up
             page.get_by_role("option", name="20", exact=True).click()
             time.sleep(1)
-            page.get_by_role("button", name="▶", exact=True).click()
+            page.get_by_role("button", name=re.compile("^(播放|Play)$")).click()  # ▶, by its accessible name
             time.sleep(2)  # let the fragment settle into its rhythm
             # count changes of the frame counter inside the page (polling from here would load the browser)
             page.evaluate("""() => { window.__frames = []; const el = document.querySelector(

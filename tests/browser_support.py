@@ -81,10 +81,10 @@ def wait_idle(page) -> None:
 LOCALES = {"zh": "zh-CN", "en": "en-US"}  # the browser's Accept-Language picks the first visit's language
 
 
-def new_page(browser, lang: str = "zh", width: int = 1500, height: int = 1100):
+def new_page(browser, lang: str = "zh", width: int = 1500, height: int = 1100, **context):
     """A page in a browser context of its own: contexts share no cookies or storage, so each is a new
-    student (a new Streamlit session)."""
-    context = browser.new_context(viewport={"width": width, "height": height}, locale=LOCALES[lang])
+    student (a new Streamlit session). `context`: more of the context's options (reduced_motion=...)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale=LOCALES[lang], **context)
     page = context.new_page()
     page.on("close", lambda _: context.close())
     return page
@@ -116,16 +116,28 @@ def counter(page, name: str) -> int:
     return max(int(re.match(r"\d+", text).group()) for text in shown.all_inner_texts())
 
 
+# the player's buttons by the names assistive technology reads (ui/playback/player.py), in either language: their
+# visible labels are glyphs (⏮ ◀ ▶ ⏸ ▶|)
+PLAYER_NAMES = {"first": ("回到开头", "Back to the start"), "back": ("后退一步", "Step back"), "play": ("播放", "Play"),
+                "pause": ("暂停", "Pause"), "step": ("前进一步", "Step forward")}
+
+
+def player_button(page, name: str):
+    """The player's button `name` (a key of PLAYER_NAMES), found by its accessible name, the first of its copies."""
+    return page.get_by_role("button", name=re.compile("^(" + "|".join(map(re.escape, PLAYER_NAMES[name])) + ")$"))
+
+
 def press(page, label: str, becomes: str) -> None:
-    """Click the button `label` until the page shows `becomes` (▶ → ⏸, ⏸ → ▶). A click that lands while the
+    """Click the player's button `label` (a PLAYER_NAMES key) until the page shows `becomes` (play → pause,
+    pause → play). A click that lands while the
     page reruns can be lost, and meanwhile the rerun's stale copy of the controls can stand beside the new
     one: the first copy is clicked and the first awaited. The retry stays because the loss is Streamlit's,
     not the lab's: its frontend drops an event from an element that a rerun in flight is replacing, and a
     playing page reruns on its own clock, so no click can be timed to miss every rerun (a person clicks again)."""
-    after = page.get_by_role("button", name=becomes, exact=True).first
+    after = player_button(page, becomes).first
     for _ in range(3):
         try:
-            page.get_by_role("button", name=label, exact=True).first.click(force=True, timeout=20_000)
+            player_button(page, label).first.click(force=True, timeout=20_000)
             after.wait_for(timeout=20_000)
             return
         except Exception:
@@ -136,11 +148,11 @@ def press(page, label: str, becomes: str) -> None:
 
 
 def press_play(page) -> None:
-    press(page, "▶", "⏸")
+    press(page, "play", "pause")
 
 
 def press_pause(page) -> None:
-    press(page, "⏸", "▶")
+    press(page, "pause", "play")
 
 
 def with_env(name: str, value: str):

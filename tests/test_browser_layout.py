@@ -12,7 +12,7 @@ import re
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, new_page, press_pause, press_play, with_env
+from browser_support import ARTIFACTS, assert_no_errors, new_page, player_button, press_pause, press_play, with_env
 from layout_support import BOXES, OVERFLOWING_COLUMNS, problems, text_layout
 
 pytestmark = pytest.mark.browser
@@ -237,7 +237,7 @@ def test_while_playing_every_view_is_on_the_first_screen_and_no_text_collides(br
                 page.evaluate("""() => { for (const el of [document.scrollingElement,
                                    document.querySelector('[data-testid="stMain"]')]) if (el) el.scrollTop = 0; }""")
                 where = look_name(f"playing-{lab}", lang, instructor, size)
-                assert page.get_by_role("button", name="⏸", exact=True).count(), f"{where}: the run stopped playing"
+                assert player_button(page, "pause").count(), f"{where}: the run stopped playing"
                 found += check_playing_picture(page, lab, views, size, where)
                 found += check_text(page, where)
             press_pause(page)

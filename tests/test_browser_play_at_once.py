@@ -12,7 +12,7 @@ import time
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, counter, new_page, press_pause, serve, wait_idle
+from browser_support import ARTIFACTS, assert_no_errors, counter, new_page, player_button, press_pause, serve, wait_idle
 from ui.shell.i18n import STRINGS_FILE
 
 pytestmark = pytest.mark.browser
@@ -78,7 +78,7 @@ def test_play_pressed_at_once_never_blanks_the_picture(browser, server, lang, la
         "the runs had ended before ▶: the test shows nothing about a run still being computed"
     before, _ = drawn_charts(page)
 
-    page.get_by_role("button", name="▶", exact=True).first.click()
+    player_button(page, "play").first.click()
     pressed, blank, moving = time.monotonic(), [], None
     shots = list(SHOTS)
     for i in range(int(FOR_S / SAMPLE_S)):

@@ -170,6 +170,11 @@ def browser_pool(p: dict, frame: int) -> dict:
     for b, code in enumerate(codes):
         r, c = divmod(b, cols)
         px[r * ch:(r + 1) * ch - 1, c * cw:(c + 1) * cw - 1] = p["rgb"][code]
+        stamp = p["stamps"].get(str(code))
+        for y in range(ch - 1):
+            for x in range(cw - 1):
+                if stamp and stamp[1][y * cw + x]:
+                    px[r * ch + y, c * cw + x] = stamp[0]
     return {"pixels": px, "shared": [(b % cols, b // cols, f"×{n}") for b, n in p["shared"][frame]],
             "written": [(b % cols, b // cols) for b in p["written"][frame]], "title": p["titles"][frame]}
 

@@ -67,7 +67,9 @@ def visible_text(at: AppTest) -> list[str]:
     out = []
     for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success", "text"):
         out += [e.value for e in getattr(at, kind) if isinstance(e.value, str)]
-    out += [re.sub(r"[^{}<>]*\{[^{}]*\}", " ", e.proto.body) for e in at.get("html")]  # less the page's CSS
+    # less the page's CSS and its scripts (ui/shell/a11y.py): code, not prose
+    out += [re.sub(r"[^{}<>]*\{[^{}]*\}", " ", re.sub(r"(?s)<(script|style)>.*?</\1>", " ", e.proto.body))
+            for e in at.get("html")]
     for m in at.metric:
         out += [m.label, str(m.value)]
     for df in [*at.dataframe, *at.table]:

@@ -8,7 +8,7 @@ from plotly.subplots import make_subplots
 
 from viz.figure import PLAIN, Look, figure
 from viz.figure import title as title_
-from viz.palette import SPLIT_COLORS, class_color
+from viz.palette import ACCENT, SPLIT_COLORS, SPLIT_PATTERNS, TRIO, class_color
 
 SPLIT_KEYS = ("token_states", "reserved", "internal_fragmentation", "external_fragmentation", "free")
 
@@ -22,7 +22,8 @@ def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, 
     x = list(range(len(shown)))
     traces = [{"type": "scatter", "x": x, "y": [r[key] / r["total"] for r in shown], "name": labels[key],
                "stackgroup": "kv", "mode": "lines", "line": {"width": 0.5, "color": SPLIT_COLORS[key]},
-               "hovertemplate": "%{y:.0%}"} for key in SPLIT_KEYS]
+               "fillcolor": SPLIT_COLORS[key], "fillpattern": _pattern(key), "hovertemplate": "%{y:.0%}"}
+              for key in SPLIT_KEYS]
     # the legend is HTML below the chart (split_legend_html): in a narrow column a plotly legend wraps
     # onto the axis title and the ticks
     margin = {"l": 40, "r": 10, "t": 36, "b": 110 if legend else 40}
@@ -33,6 +34,26 @@ def memory_split(rows: list[dict], frame: int, total_frames: int, labels: dict, 
                                     "range": [0, max(1, total_frames - 1)]},
                           "yaxis": {"range": [0, 1], "tickformat": ".0%"}})
     return fig
+
+
+def _pattern(key: str) -> dict:
+    """A share's hatching in white over its colour: the second cue, for a student who cannot tell the colours."""
+    shape = SPLIT_PATTERNS[key]
+    return {"shape": shape, "fgcolor": "white", "bgcolor": SPLIT_COLORS[key], "size": 7, "solidity": 0.35} if shape \
+        else {"shape": ""}
+
+
+# the legend's swatches hatched as the chart's shares are (CSS: white lines over the share's colour)
+_CSS_PATTERNS = {"/": "repeating-linear-gradient(45deg,#fff 0 1.5px,transparent 1.5px 5px)",
+                 "x": "repeating-linear-gradient(45deg,#fff 0 1.5px,transparent 1.5px 5px),"
+                      "repeating-linear-gradient(-45deg,#fff 0 1.5px,transparent 1.5px 5px)",
+                 ".": "radial-gradient(circle,#fff 1.2px,transparent 1.6px) 0 0/4px 4px"}
+
+
+def split_swatch(key: str) -> str:
+    """The CSS background of a share's legend swatch."""
+    shape = SPLIT_PATTERNS[key]
+    return f"{_CSS_PATTERNS[shape]},{SPLIT_COLORS[key]}" if shape else SPLIT_COLORS[key]
 
 
 def split_frames(rows: list[dict]) -> dict:
@@ -56,9 +77,10 @@ def split_legend_html(labels: dict, note: str = "") -> str:
     from html import escape
 
     items = "".join(f'<span style="white-space:nowrap;margin-right:0.8em"><span style="display:inline-block;'
-                    f'width:0.8em;height:0.8em;background:{SPLIT_COLORS[key]};margin-right:0.3em"></span>'
+                    f'width:0.9em;height:0.9em;background:{split_swatch(key)};margin-right:0.3em;'
+                    f'outline:1px solid #555"></span>'
                     f'{escape(labels[key])}</span> ' for key in SPLIT_KEYS)
-    note = f'<span style="color:#666">· {escape(note)}</span>' if note else ""
+    note = f'<span style="color:#555">· {escape(note)}</span>' if note else ""
     return f'<div style="font-size:0.8rem;line-height:1.6">{items}{note}</div>'
 
 
@@ -75,9 +97,9 @@ def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:
                     arrayminus=[r[key] - r[f"{key}_min"] for r in rows], thickness=1.5, width=4)
 
     fig.add_trace(go.Bar(x=sizes, y=[r["tok_per_s"] for r in rows], name=labels["tok_per_s"],
-                         marker_color="#2ca02c", error_y=spread("tok_per_s")), secondary_y=False)
+                         marker_color=TRIO[0], error_y=spread("tok_per_s")), secondary_y=False)
     fig.add_trace(go.Scatter(x=sizes, y=[r["ms_per_step"] for r in rows], name=labels["ms_per_step"],
-                             mode="lines+markers", line=dict(color="#d62728", width=3), error_y=spread("ms_per_step")),
+                             mode="lines+markers", line=dict(color=TRIO[1], width=3), error_y=spread("ms_per_step")),
                   secondary_y=True)
     fig.update_layout(height=height, margin=dict(l=50, r=50, t=20, b=40), uirevision="batch",
                       legend=dict(orientation="h", y=1.12), xaxis=dict(title=labels["batch_size"], type="category"))
@@ -126,7 +148,7 @@ def grouped_bars(values: dict[str, dict[str, float | None]], labels: dict, y_tit
 
 
 def history_chart(rows: list[dict], metric: str, label: str, height: int = 280) -> go.Figure:
-    fig = go.Figure(go.Bar(x=[r["name"] for r in rows], y=[r.get(metric) for r in rows], marker_color="#1f77b4"))
+    fig = go.Figure(go.Bar(x=[r["name"] for r in rows], y=[r.get(metric) for r in rows], marker_color=ACCENT))
     fig.update_layout(height=height, margin=dict(l=50, r=10, t=20, b=60), uirevision="history",
                       yaxis=dict(title=label, rangemode="tozero"))
     return fig

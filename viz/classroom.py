@@ -9,9 +9,9 @@ import plotly.graph_objects as go
 
 from viz.figure import figure
 from viz.figure import title as title_
-from viz.palette import HUES
+from viz.palette import ACCENT, NEUTRAL, TRIO
 
-RIGHT, WRONG, MEASURED = "#2ca02c", "#9aa4b2", "#d62728"
+RIGHT, WRONG, MEASURED = TRIO[0], NEUTRAL, TRIO[1]
 
 
 def bins(values: list[float], measured: float | None = None, target: int = 12) -> tuple[float, float, list[int]]:
@@ -50,7 +50,7 @@ def prediction_histogram(values: list[float], measured: float | None, labels: di
     start, width, counts = bins(values, measured)
     centres = [start + (i + 0.5) * width for i in range(len(counts))]
     traces = [{"type": "bar", "x": centres, "y": counts, "width": [width] * len(counts),
-               "marker": {"color": HUES[0]}, "name": labels["count"],
+               "marker": {"color": ACCENT}, "name": labels["count"],
                "customdata": [[start + i * width, start + (i + 1) * width] for i in range(len(counts))],
                "hovertemplate": "%{customdata[0]:.3g} – %{customdata[1]:.3g}: %{y}<extra></extra>"}]
     if measured is not None:

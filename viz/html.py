@@ -7,16 +7,39 @@ from html import escape
 
 from engine import StepSnapshot
 from viz.blocks import block_code
-from viz.palette import FREE, HUES, request_color, tint
+from viz.palette import FREE, HUES, MARK, contrast_with_white, request_color, tint
 
 CELL = "display:inline-block;width:{w}px;height:{h}px;margin:1px;border-radius:2px;vertical-align:middle;"
 
 
-def _cell(color: str, title: str, text: str = "", outline: bool = False, w: int = 14, h: int = 14) -> str:
-    border = "box-shadow:0 0 0 2px #d62728;" if outline else ""
+def _cell(color: str, title: str, text: str = "", outline: bool = False, size: tuple[int, int] = (14, 14),
+          ink: str = "#000") -> str:
+    w, h = size
+    border = f"box-shadow:0 0 0 2px {MARK};" if outline else ""
     style = (CELL.format(w=w, h=h)
-             + f"background:{color};{border}font-size:10px;line-height:{h}px;text-align:center;color:#fff")
+             + f"background:{color};{border}font-size:10px;line-height:{h}px;text-align:center;color:{ink}")
     return f'<span title="{escape(title)}" style="{style}">{escape(text)}</span>'
+
+
+def _block_background(code: int) -> str:
+    """A block table cell in the block pool's look (viz/blocks.py STAMPS): solid when full, its upper half pale
+    when partly filled, an outline when reserved but empty."""
+    if code < 2:
+        return FREE
+    hue, level = divmod(code - 2, 3)
+    h = HUES[hue % len(HUES)]
+    if level == 1:
+        return f"linear-gradient(to bottom,{tint(h, 0.6)} 50%,{h} 50%)"
+    if level == 2:
+        return f"{tint(h, 0.85)};box-shadow:inset 0 0 0 2px {h}"
+    return h
+
+
+def _ink(code: int) -> str:
+    """The block number's colour: white on a full block of a dark hue, else black (4.5:1 either way)."""
+    if code < 2 or (code - 2) % 3:
+        return "#000"
+    return "#fff" if contrast_with_white(HUES[(code - 2) // 3 % len(HUES)]) >= 4.5 else "#000"
 
 
 def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capacity: int = 48) -> str:
@@ -54,11 +77,10 @@ def block_tables_html(snap: StepSnapshot, request_ids: list[str], color_of: dict
         for i, b in enumerate(table[:max_blocks]):
             code = block_code(rid, snap.block_fill[b], snap.block_ref_count[b], False, snap.block_size, color_of)
             if code not in shades:
-                hue, level = divmod(code - 2, 3)
-                shades[code] = tint(HUES[hue % len(HUES)], (0, 0.5, 0.82)[level]) if code >= 2 else FREE
+                shades[code] = _block_background(code)
             title = (f"{rid} · {labels['logical']} {i} → {labels['physical']} {b} · "
                      f"{snap.block_fill[b]}/{snap.block_size}")
-            cells.append(_cell(shades[code], title, str(b), w=24, h=18))
+            cells.append(_cell(shades[code], title, str(b), size=(24, 18), ink=_ink(code)))
         label = f'<code style="display:inline-block;min-width:6.5em;font-size:0.75rem">{escape(rid)}</code>'
         rows.append(f'<div style="white-space:nowrap">{label}{"".join(cells)}</div>')
     return "".join(rows) or "—"

@@ -1,23 +1,41 @@
 """The lab's one palette: a colour per request (stable for a run), per request class and per run kind,
-the same in every chart and table; light tints for prefill, greys for free memory."""
+the same in every chart and table; light tints for prefill, greys for free memory.
+
+Every colour is Okabe–Ito's or Paul Tol's, picked so that the categories a student must tell apart stay apart
+for protanopia, deuteranopia and tritanopia too (tests/test_colour_vision.py simulates them and measures the
+CIEDE2000 difference of every such pair). Colour is never the only cue: the memory split's shares are hatched
+(SPLIT_PATTERNS), a block's fill level is drawn as its shape (viz/blocks.py), the server's gauges differ in dash
+and carry their names, and a pre-emption is a black cross with a white edge on any colour."""
 from __future__ import annotations
 
-# 20 distinguishable hues (Tableau 20's strong half and D3's category20 tones)
-HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-        "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354",
-        "#756bb1", "#636363"]
+# 20 request hues, ordered so that any 4 consecutive ones (requests admitted one after another) and the first 6
+# (request classes, CLASS_HUES) differ for every common colour vision deficiency
+HUES = ["#CC79A7", "#332288", "#999933", "#56B4E9", "#117733", "#EE3377", "#009988", "#EE8866", "#882255", "#CC3311",
+        "#0072B2", "#AAAA00", "#CC6677", "#77AADD", "#0077BB", "#AA3377", "#E69F00", "#D55E00", "#009E73", "#AA4499"]
 IDLE = "#f4f4f6"
 FREE = "#e6e6ea"
-CACHED_FREE = "#cfd8e3"  # free, but still holds a prefix-cache hash
+CACHED_FREE = "#b8c4d6"  # free, but still holds a prefix-cache hash
+MARK = "#000000"  # marks drawn over request colours: pre-emptions, blocks written this step, a blocked queue head
+MARK_EDGE = "#ffffff"  # a mark's edge: black or white stands 3:1 off any colour
 # A request class keeps its hue everywhere: slot timelines coloured by class, the queue, box plots, bars.
-CLASS_HUES = {"chat": 0, "report": 1, "support": 2, "interactive": 2, "batch": 4, "default": 0, "mixed": 9}
-OTHER_CLASS_HUES = (10, 11, 12, 13, 14, 5, 6, 8)  # classes of a custom workload, in order of appearance
+CLASS_HUES = {"chat": 0, "report": 1, "support": 2, "interactive": 2, "batch": 3, "default": 0, "mixed": 4}
+OTHER_CLASS_HUES = (5, 6, 7, 8, 9, 10, 11, 12)  # classes of a custom workload, in order of appearance
 # A run kind keeps its colour everywhere it is named (column headings of side-by-side views).
-RUN_COLORS = {"static": "#7f7f7f", "continuous": "#1f77b4", "contiguous": "#8c564b", "paged": "#17becf",
-              "paged-no-sharing": "#bcbd22", "paged-swap": "#e377c2", "fcfs": "#7f7f7f", "sjf": "#bcbd22",
-              "priority": "#d62728", "edf": "#9467bd"}
-SPLIT_COLORS = {"token_states": "#2ca02c", "reserved": "#fdb462", "internal_fragmentation": "#fb8072",
-                "external_fragmentation": "#bc80bd", "free": "#e6e6ea"}
+RUN_COLORS = {"static": "#555555", "continuous": "#0077BB", "contiguous": "#000000", "paged": "#0077BB",
+              "paged-no-sharing": "#D55E00", "paged-swap": "#882255", "fcfs": "#000000", "sjf": "#D55E00",
+              "priority": "#882255", "edf": "#0077BB"}
+SPLIT_COLORS = {"token_states": "#117733", "reserved": "#77AADD", "internal_fragmentation": "#E69F00",
+                "external_fragmentation": "#AA3377", "free": FREE}
+# the second cue of the memory split: plotly's fill patterns (and the legend's CSS hatching, viz/charts.py)
+SPLIT_PATTERNS = {"token_states": "", "reserved": ".", "internal_fragmentation": "/", "external_fragmentation": "x",
+                  "free": ""}
+# the Real server's gauges: a colour, a dash and the name written at the line's end
+GAUGE_COLORS = {"running": "#0072B2", "waiting": "#D55E00", "kv_usage": "#000000"}
+GAUGE_DASHES = {"running": "solid", "waiting": "dash", "kv_usage": "dot"}
+# three measures on one chart (load curves, class results): blue, vermilion, black
+TRIO = ("#0077BB", "#D55E00", "#000000")
+NEUTRAL = "#BBBBBB"  # a bar that counts but is not the point (a wrong answer)
+ACCENT = "#0072B2"  # a single-series chart, the player's progress bar
 
 
 def tint(hex_color: str, amount: float = 0.55) -> str:
@@ -25,6 +43,25 @@ def tint(hex_color: str, amount: float = 0.55) -> str:
     r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
     mix = lambda c: round(c + (255 - c) * amount)  # noqa: E731
     return f"#{mix(r):02x}{mix(g):02x}{mix(b):02x}"
+
+
+def relative_luminance(hex_color: str) -> float:
+    """WCAG 2.x relative luminance of an sRGB colour."""
+    def linear(c: int) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(int(hex_color[i:i + 2], 16)) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG 2.x contrast ratio, 1 to 21."""
+    hi, lo = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def contrast_with_white(hex_color: str) -> float:
+    return contrast_ratio(hex_color, "#ffffff")
 
 
 def color_indices(request_ids) -> dict[str, int]:
@@ -55,7 +92,7 @@ def class_color(name: str, classes: list[str]) -> str:
 
 
 def run_color(kind: str) -> str:
-    return RUN_COLORS.get(kind, "#636363")
+    return RUN_COLORS.get(kind, "#555555")
 
 
 def heatmap_colorscale() -> list:

@@ -17,7 +17,9 @@ import streamlit as st
 
 from engine import LiveRun
 from ui.playback import client_player, frame_files
+from ui.shell import a11y
 from ui.shell.i18n import lang, t
+from ui.shell.style import reduced_motion
 
 ANIMATING = "player.animating"  # session key: the page being drawn is playing (charts skip hover layers)
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
@@ -159,6 +161,9 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
         r.ensure(0)
     # the clock marks views as animated; a run stopped mid-draw by a click must not leave it to the next
     ss.pop(client_player.CLOCK, None)
+    if ss[_k(page, "playing")] and reduced_motion():
+        # reduce motion: ▶ shows where the runs have got to at once, no frames in between; nothing moves on its own
+        _seek(page, runs, _last_frame(runs))
     playing, ended = ss[_k(page, "playing")], all(r.done for r in runs)
     to_browser = in_browser and BROWSER_PLAYBACK
     computing = [r for r in runs if r.in_background and not r.done]
@@ -316,9 +321,9 @@ def controls(page: str, runs: list[LiveRun]) -> None:
                   width="content")
         st.button("◀", key=_k(page, "back"), help=t("player.back"), on_click=_once(_seek_by), args=(page, runs, -1),
                   width="content")
-        st.button("⏸" if playing else "▶", key=_k(page, "play"), type="primary",
-                  help=t("player.pause") if playing else t("player.play"), on_click=_once(_toggle), args=(page, runs),
-                  width="content")
+        play_name = t("player.pause") if playing else t("player.play_reduced" if reduced_motion() else "player.play")
+        st.button("⏸" if playing else "▶", key=_k(page, "play"), type="primary", help=play_name,
+                  on_click=_once(_toggle), args=(page, runs), width="content")
         st.button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_once(_seek_by), args=(page, runs, 1),
                   disabled=frame >= last and not live and not playing, width="content")
         # the option labels carry the language, so the widget has a key per language and the speed itself
@@ -330,8 +335,11 @@ def controls(page: str, runs: list[LiveRun]) -> None:
                      width=SPEED_WIDTH, on_change=lambda: ss.update({speed_key: ss[widget_key]}))
         if not playing:  # while playing there is no slider: a timer rerun could carry a stale position back
             ss[_k(page, "slider")] = min(frame, last)
-            st.slider(t("player.scrub"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
+            st.slider(t("player.scrub_with_steps"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
                       args=(page, runs), disabled=last == 0, label_visibility="collapsed", width="stretch")
+    a11y.button_names({_k(page, "first"): t("player.first"), _k(page, "back"): t("player.back"),
+                       _k(page, "play"): play_name,
+                       _k(page, "step"): t("player.step")})
     if live and not any(r.in_background for r in runs):
         st.caption(t("player.live_note"))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.shell.i18n import LANG_NAMES, LANGS, t
-from ui.shell.keys import INSTRUCTOR, LANG
+from ui.shell.keys import INSTRUCTOR, LANG, REDUCE_MOTION
 
 
 def _copy(widget_key: str, key: str) -> None:
@@ -28,3 +28,8 @@ def language_switch() -> None:
 
 def instructor_switch() -> None:
     st.sidebar.toggle(t("side.instructor"), help=t("side.instructor_help"), **bound(INSTRUCTOR))
+
+
+def motion_switch() -> None:
+    """Reduce motion: ▶ shows the run's last step at once, nothing moves on its own (kept in the URL)."""
+    st.sidebar.toggle(t("side.reduce_motion"), help=t("side.reduce_motion_help"), **bound(REDUCE_MOTION))

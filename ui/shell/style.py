@@ -5,7 +5,9 @@ Instructor mode enlarges the root font size: Streamlit sizes its type, widgets a
 so they all grow in proportion and nothing becomes smaller than its label. Charts get the same
 factor through `font_scale` (live charts) or `scale_fonts` (plotly charts)."""
 import streamlit as st
-from ui.shell.keys import INSTRUCTOR, SCROLL_TOP
+from ui.shell import a11y
+from ui.shell.i18n import lang
+from ui.shell.keys import INSTRUCTOR, REDUCE_MOTION, SCROLL_TOP
 
 INSTRUCTOR_SCALE = 1.3
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -13,8 +15,17 @@ CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", 
 # browser's work per frame, and nobody can hover a moving chart anyway.
 ANIMATING_CONFIG = {"staticPlot": True}
 
+# Text a student must read stands 4.5:1 off the main (white) and the sidebar's (#f0f2f6) background: Streamlit's
+# caption grey (#828180, 3.9:1) is darkened; tests/test_contrast.py measures these.
+CAPTION_COLOR = "#5c5c66"
+SIDEBAR_BACKGROUND = "#f0f2f6"  # Streamlit's secondary background
+
 BASE_CSS = """
 <style>
+/* captions and help text: readable grey (WCAG AA 4.5:1), in the sidebar too */
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p,
+[data-testid="stWidgetLabel"] [data-testid="stTooltipHoverTarget"] svg { color: CAPTION_COLOR !important; }
+[data-testid="stCaptionContainer"] { opacity: 1 !important; }  /* Streamlit fades captions to 60 % */
 /* a compact frame: the picture, not the page furniture, gets the first screen */
 [data-testid="stMainBlockContainer"] { padding: 2.6rem 2rem 3rem 2rem; }
 [data-testid="stMain"] h1 { font-size: 1.9rem; padding: 0 0 0.3rem 0; }
@@ -59,14 +70,26 @@ BASE_CSS = """
 /* a frame with no refusal: its (empty) note takes no room */
 [data-testid="stElementContainer"]:has(.lab-refusals:empty) { display: none; }
 .lab-frame-bar { flex: 1; height: 0.4rem; background: #e6e6ea; border-radius: 0.2rem; overflow: hidden; }
-.lab-frame-bar > div { height: 100%; background: #1f77b4; }
+.lab-frame-bar > div { height: 100%; background: #0072B2; }
+/* a frame in words for screen readers (ui/views/words.py): out of sight and taking no room, still read */
+[data-testid="stElementContainer"]:has(.lab-words) { position: absolute !important; width: 1px; height: 1px;
+  overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+/* the accessibility script (ui/shell/a11y.py): nothing to see */
+[data-testid="stElementContainer"]:has(.lab-a11y) { display: none !important; }
 /* the player's message with the next chunk of a run still computed (ui/playback/player.py): a script, nothing to see */
 [data-testid="stElementContainer"]:has(.lab-next-chunk) { display: none !important; }
 .lab-frame-value { font-weight: 600; font-size: 1.15rem; font-variant-numeric: tabular-nums; white-space: nowrap; }
 /* "computing… step 768": the runs are still being computed, and the total grows */
 .lab-frame-computing { color: #5f5f6b; white-space: nowrap; font-variant-numeric: tabular-nums; }
 </style>
-"""
+""".replace("CAPTION_COLOR", CAPTION_COLOR)
+
+# no transitions or CSS animations (Streamlit's spinners, expanders, toggles): under the browser's
+# prefers-reduced-motion, and for everyone once the sidebar's switch is on
+_STILL = "*, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important; " \
+         "transition-duration: 0.01ms !important; scroll-behavior: auto !important; }"
+REDUCED_MOTION_CSS = f"<style>@media (prefers-reduced-motion: reduce) {{ {_STILL} }}</style>"
+STILL_CSS = f"<style>{_STILL}</style>"
 
 INSTRUCTOR_CSS = f"""
 <style>
@@ -104,8 +127,14 @@ def scale_fonts(fig):
     return fig
 
 
+def reduced_motion() -> bool:
+    return bool(st.session_state.get(REDUCE_MOTION, False))
+
+
 def apply() -> None:
-    st.html(BASE_CSS + (INSTRUCTOR_CSS if instructor() else ""))
+    st.html(BASE_CSS + REDUCED_MOTION_CSS + (INSTRUCTOR_CSS if instructor() else "")
+            + (STILL_CSS if reduced_motion() else ""))
+    a11y.page_language(lang())
     if st.session_state.pop(SCROLL_TOP, False):  # a page switch from a button at the bottom of a page
         st.html("<script>setTimeout(() => { for (const el of [document.scrollingElement, "
                 "document.querySelector('[data-testid=\"stMain\"]')]) if (el) el.scrollTop = 0; }, 60);</script>",

@@ -15,9 +15,10 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.shell.i18n import LANGS
-from ui.shell.keys import INSTRUCTOR, LANG, STUDENT_TOKEN
+from ui.shell.keys import INSTRUCTOR, LANG, REDUCE_MOTION, STUDENT_TOKEN
 DEFAULT_LANG = "zh"  # the chapter's language, for a browser that names neither zh nor en
 _WRITTEN = "url_state.written"  # every value this session has put in the URL, per parameter
+_MOTION_SEEN = "url_state.motion_seen"  # reduce motion has been on in this session
 
 
 def browser_language(accept_language: str | None) -> str:
@@ -54,6 +55,11 @@ def restore() -> None:
     if url_instructor is not None and url_instructor not in written.get("instructor", ()):
         ss[INSTRUCTOR] = _flag(url_instructor)
     ss.setdefault(INSTRUCTOR, False)
+    # ?motion=reduce: the sidebar's switch, or the browser's prefers-reduced-motion (ui/shell/a11y.py writes it)
+    url_motion = qp.get("motion")
+    if url_motion is not None and url_motion not in written.get("motion", ()):
+        ss[REDUCE_MOTION] = url_motion == "reduce"
+    ss.setdefault(REDUCE_MOTION, False)
 
 
 def kept() -> dict[str, str]:
@@ -62,6 +68,10 @@ def kept() -> dict[str, str]:
     params = {"lang": ss.get(LANG, DEFAULT_LANG)}
     if ss.get(INSTRUCTOR):
         params["instructor"] = "1"
+    if ss.get(REDUCE_MOTION):
+        params["motion"] = ss[_MOTION_SEEN] = "reduce"
+    elif ss.get(_MOTION_SEEN):  # turned off: said so, or the browser's preference would turn it on again on a reload
+        params["motion"] = "full"
     if ss.get(STUDENT_TOKEN):  # the student's saved progress (ui/progress/saved.py)
         params["s"] = ss[STUDENT_TOKEN]
     return params
@@ -70,7 +80,7 @@ def kept() -> dict[str, str]:
 def persist() -> None:
     """After the sidebar's widgets ran: the URL says what the session now holds."""
     params, qp = kept(), st.query_params
-    for name in ("lang", "instructor", "s"):
+    for name in ("lang", "instructor", "motion", "s"):
         if name in params:
             if qp.get(name) != params[name]:
                 qp[name] = params[name]

@@ -80,7 +80,7 @@ def html_table(head: list[str], rows: list[list]) -> str:
     """A small table that scrolls inside its own column rather than spilling into the next one."""
     th = "".join(f"<th>{escape(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f'<div class="lab-scroll-x"><table class="lab-table"><tr>{th}</tr>{body}</table></div>'
+    return f'<div class="lab-scroll-x" tabindex="0"><table class="lab-table"><tr>{th}</tr>{body}</table></div>'
 
 
 def over_run(run: LiveRun, name: str, compute):
@@ -100,7 +100,8 @@ def heading(text: str, kind: str) -> None:
 
 
 def heading_html(text: str, kind: str) -> str:
-    return f'<h4 class="lab-run-heading" style="border-bottom:3px solid {run_color(kind)}">{escape(text)}</h4>'
+    # h2: the page's title is the h1, and headings go down one level at a time (WCAG 1.3.1, axe heading-order)
+    return f'<h2 class="lab-run-heading" style="border-bottom:3px solid {run_color(kind)}">{escape(text)}</h2>'
 
 
 def total_frames(runs: list[LiveRun]) -> int:

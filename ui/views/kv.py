@@ -11,6 +11,7 @@ from ui.playback.derived import derived
 from ui.playback.live_chart import live_chart
 from ui.shell.i18n import lang, t
 from ui.shell.style import scaled
+from ui.views import words
 from ui.views.slots import Look as TimelineLook, timeline
 from ui.views.base import (DERIVING, animating, chart_config, colors, heading, html_view, over_run, total_frames,
                            view_labels)
@@ -54,6 +55,7 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, selected: list[str]
     for col, run in zip(st.columns(len(runs)), runs):
         with col:
             heading(t(f"kv.v.{run.label}"), run.label)
+            words.summary(run, frame, f"{page}.{run.label}", t(f"kv.v.{run.label}"))
     total = total_frames(runs)
     for run, left, right in halves():
         with left:
@@ -66,6 +68,7 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, selected: list[str]
             timeline(run, frame, lambda: total_frames(runs), f"{page}.tl.{run.label}", TimelineLook(height=PLAY_HEIGHT))
         with right:  # the refusals in the tables' place: the cell keeps its height, and the picture fits the window
             tables(run, frame, f"{page}.mem.{run.label}", selected, most=PLAY_TABLES, with_refusals=True)
+    words.tables(page, runs, frame, [t(f"kv.v.{run.label}") for run in runs])
 
 
 PLAY_HEIGHT = 120  # each chart of the side-by-side views (before instructor mode's scale): two rows fit 1280x720
@@ -127,7 +130,8 @@ def _tables(run: LiveRun, frame: int, selected: list[str] | None, lab: dict, mos
     shown = ([rid for rid in selected if rid in snap.block_tables] if selected
              else [rid for rid in snap.slots if rid])[:most]
     widest = _widest_table(run) if run.done else max((len(tb) for tb in snap.block_tables.values()), default=1)
-    return f'<div class="lab-scroll-x">{block_tables_html(snap, shown, colors(run), lab, widest)}</div>'
+    # focusable: a keyboard can scroll a wide table sideways (WCAG 2.1.1, axe scrollable-region-focusable)
+    return f'<div class="lab-scroll-x" tabindex="0">{block_tables_html(snap, shown, colors(run), lab, widest)}</div>'
 
 
 def _widest_table(run: LiveRun) -> int:

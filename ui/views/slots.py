@@ -14,6 +14,7 @@ from ui.shell.i18n import lang, t
 from ui.shell.style import scaled
 from ui.views.base import (DERIVING, MIN_FIT, animating, chart_config, colors, heading_html, html_view, total_frames,
                            view_labels)
+from ui.views import words
 from ui.views.results import metrics_panel
 from viz.html import queue_html
 from viz.figure import Look as FigureLook
@@ -103,6 +104,7 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bo
     for col, run in row():
         with col:
             _run_heading(page, run, runs, frame, title(run))
+            words.summary(run, frame, f"{page}.{run.label}", title(run))
     queues = ", ".join(f".st-key-{page}-q-{run.label}" for run in runs)
     for col, run in row():
         with col:
@@ -114,3 +116,4 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bo
     for col, run in row():
         with col:
             metrics_panel(run, frame, key=f"{page}.m.{run.label}")
+    words.tables(page, runs, frame, [title(run) for run in runs])

@@ -1,0 +1,62 @@
+"""Words for the animated views: what a frame shows, as a short summary a screen reader announces (a polite live
+region beside each run's views) and, on request, as a table of the frame's slots. Both read the snapshot the charts
+of that frame are drawn from."""
+from __future__ import annotations
+
+from html import escape
+
+import streamlit as st
+
+from engine import LiveRun, StepSnapshot
+from ui.shell.i18n import lang, t
+from ui.views.base import html_table, html_view
+
+
+def frame_summary(snap: StepSnapshot) -> str:
+    """"step 89: 8 of 16 slots busy, 3 waiting, KV 71 % used, 2 partly filled blocks"."""
+    used = round(100 * snap.num_used_blocks / snap.num_blocks) if snap.num_blocks else 0
+    return t("words.summary", step=snap.step, busy=sum(1 for rid in snap.slots if rid), slots=len(snap.slots),
+             waiting=len(snap.waiting), kv=used, partial=snap.num_partial_blocks)
+
+
+def summary_html(snap: StepSnapshot, run_name: str) -> str:
+    return (f'<div class="lab-words" role="status" aria-live="polite">{escape(run_name)}: '
+            f'{escape(frame_summary(snap))}</div>')
+
+
+def summary(run: LiveRun, frame: int, key: str, run_name: str) -> None:
+    """The frame in words, for screen readers only (ui/shell/style.py keeps it out of sight, not out of reach)."""
+    html_view(run, frame, ("words", lang(), run_name), lambda i: summary_html(run.snapshots[i], run_name),
+              f"{key}.words")
+
+
+def frame_table_html(snap: StepSnapshot) -> str:
+    """Per slot: the request in it, its class and what it did this step (prefill n tokens, decode, held, idle)."""
+    ran = {b.slot: b for b in snap.batch if b.slot >= 0}
+    rows = []
+    for slot, rid in enumerate(snap.slots):
+        entry = ran.get(slot)
+        rid = entry.request_id if entry else rid
+        view = snap.requests.get(rid) if rid else None
+        if entry and entry.num_prefill_tokens:
+            doing = f"{t('prefill')} {entry.num_prefill_tokens}"
+        else:
+            doing = t("decode") if entry else (t("held") if rid else t("idle"))
+        rows.append([slot, rid or "–", view.request_class if view else "–", doing])
+    return (f"<div>{escape(frame_summary(snap))}</div>"
+            + html_table([t("slot"), t("words.request"), t("words.class"), t("words.doing")], rows))
+
+
+def table_switch(page: str) -> bool:
+    return st.toggle(t("words.show_table"), key=f"{page}.as_table", help=t("words.show_table_help"))
+
+
+def tables(page: str, runs: list[LiveRun], frame: int, names: list[str]) -> None:
+    """Under the views, when the student asks: each run's frame as a table, following the player."""
+    if not table_switch(page):
+        return
+    for col, run, name in zip(st.columns(len(runs)), runs, names):
+        with col:
+            st.markdown(f"**{name}**")
+            html_view(run, frame, ("words-table", lang()), lambda i, r=run: frame_table_html(r.snapshots[i]),
+                      f"{page}.words-table.{run.label}")
