@@ -45,9 +45,9 @@ def _figure_on_page(at, spec: dict, metric: str, label: str | None = None) -> st
 
 
 def _class_column(metric: str) -> str:
-    """by_class.<cls>.ttft_steps.p50: the per-class TTFT column of the results table."""
-    cls = metric.split(".")[1]
-    return STRINGS["sum.ttft_p50_class"]["en"].format(cls=STRINGS[f"cls.{cls}"]["en"])
+    """by_class.<cls>.ttft_steps.p50 (or .p95): the per-class TTFT column of the results table."""
+    _, cls, _, quantile = metric.split(".")
+    return STRINGS[f"sum.ttft_{quantile}_class"]["en"].format(cls=STRINGS[f"cls.{cls}"]["en"])
 
 
 def _answer_from_page(at, q, spec: dict) -> str:

@@ -49,6 +49,7 @@ def summary_rows(runs: list[LiveRun]) -> list[dict]:
                t("sum.fairness"): fmt(s["fairness_jain"], ".2f"), t("sum.preemptions"): s["preemptions"]}
         for cls, d in s["by_class"].items():
             row[t("sum.ttft_p50_class", cls=class_name(cls))] = fmt(d["ttft_steps"]["p50"])
+            row[t("sum.ttft_p95_class", cls=class_name(cls))] = fmt(d["ttft_steps"]["p95"])
             if d.get("slo_attainment") is not None:
                 row[t("sum.slo_class", cls=class_name(cls))] = fmt(100 * d["slo_attainment"], ".0f", "%")
         rows.append(row)
