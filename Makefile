@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
+# pytest-xdist workers: most of a browser test is waiting (for chromium, for the lab server), so more workers
+# than the two cores CI has keep them busy. The browser tests share one worker (tests/conftest.py).
+WORKERS ?= 3
+PYTEST := $(PY) -m pytest -n $(WORKERS) --dist loadgroup
 
 .PHONY: run class test test-fast lint install install-dev chromium postgresql bench clean
 
@@ -48,11 +52,11 @@ lint: $(VENV)/.dev-installed
 
 # every test, as CI runs it
 test: lint chromium postgresql
-	$(PY) -m pytest
+	$(PYTEST)
 
-# for iterating: no browser, no server process, no slow test (under 3 minutes here); `make test` before pushing
+# for iterating: no browser, no server process, no slow test (under 2 minutes here); `make test` before pushing
 test-fast: lint
-	$(PY) -m pytest -m "not browser and not server and not slow and not cuda"
+	$(PYTEST) -m "not browser and not server and not slow and not cuda"
 
 bench: $(VENV)/.installed
 	$(PY) bench/engine_throughput.py

@@ -24,16 +24,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(cache_dir: Path):
-    """The lab served by `python -m ui.serve` on a free port, with its own cache (and so an empty run cache):
-    yields its URL, and stops it after."""
+# One passcode and one pair of hidden challenge seeds for every lab server the tests start: set before the server
+# starts, so the server and the tests agree on them.
+PASSCODE = "room 101 passcode"
+CHALLENGE_SEEDS = ("554433", "221100")
+
+
+def worker() -> str:
+    """This pytest-xdist worker's name ("gw0", ...), or "main" without xdist: per-worker file names."""
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+def serve(cache_dir: Path, name: str = "lab", env: dict[str, str] | None = None):
+    """The lab served by `python -m ui.serve` on a free port, with its own cache folder: yields its URL, and
+    stops it after. `env`: more of the server's environment."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install -y chromium)")
     port = free_port()
-    # SERVING_LAB_DB (a temporary file, set by conftest.py) goes with the environment: the server stores there
-    env = {**os.environ, "SERVING_LAB_CACHE": str(cache_dir)}
+    # SERVING_LAB_DB (a temporary file, set by conftest.py) goes with the environment: the server stores there.
+    # One torch thread, as in the tests' own process: two cores shared by the server, chromium and pytest.
+    env = {**os.environ, "SERVING_LAB_CACHE": str(cache_dir), "SERVING_LAB_PASSCODE": PASSCODE,
+           "SERVING_LAB_CHALLENGE_SEEDS": ",".join(CHALLENGE_SEEDS), "OMP_NUM_THREADS": "1", **(env or {})}
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "server.log", "w")  # the server's own output, for when a test fails
+    log = open(ARTIFACTS / f"server-{worker()}-{name}.log", "w")  # the server's own output, for when a test fails
     proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
                              "127.0.0.1", "--server.headless", "true"], cwd=ROOT, env=env, stdout=log,
                             stderr=subprocess.STDOUT)
@@ -53,13 +66,16 @@ def serve(cache_dir: Path):
     log.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory):
-    yield from serve(tmp_path_factory.mktemp("cache"))
+    """The lab server every browser test shares (students are isolated by browser contexts). Its recorded runs
+    are read through the test session's run store (conftest.py), so a moment computed once is not computed again.
+    A module that needs a cold server (an empty run cache) overrides this fixture with `serve` of its own."""
+    yield from serve(tmp_path_factory.mktemp("cache"), "shared")
 
 
-@pytest.fixture(scope="module")
-def browser(server):
+@pytest.fixture(scope="session")
+def browser():
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
@@ -153,17 +169,3 @@ def press_play(page) -> None:
 
 def press_pause(page) -> None:
     press(page, "pause", "play")
-
-
-def with_env(name: str, value: str):
-    """For a module's autouse fixture (`yield from with_env(...)`): the variable is set before the module's server
-    starts, so the server inherits it, and restored after the module."""
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[name]
-        else:
-            os.environ[name] = before

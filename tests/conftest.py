@@ -9,14 +9,40 @@ from pg_support import postgres_server  # noqa: F401  (the storage tests' store_
 
 torch.set_num_threads(1)  # tiny ops: threads cost more than they give, and CI has 2 cores
 
-# No test writes into the repository's data/ folder: the whole session (AppTest in this process, and the lab
-# server the browser tests start, which inherits the environment) stores progress in a temporary SQLite file.
+# No test writes into the repository's data/ folder: each test process (AppTest in it, and the lab servers it
+# starts, which inherit the environment) stores progress in a temporary SQLite file of its own.
 _DB_DIR = tempfile.mkdtemp(prefix="serving-lab-db-")
 os.environ["SERVING_LAB_DB"] = f"sqlite:///{_DB_DIR}/serving-lab.db"
 
 
+def _run_store() -> str:
+    """One folder of recorded runs for the whole test session (ui/playback/run_cache.py reads it through): the
+    pytest-xdist workers of one run share it by the run's id, and the lab servers inherit it."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        return tempfile.mkdtemp(prefix="serving-lab-runs-")
+    folder = os.path.join(tempfile.gettempdir(), f"serving-lab-runs-{run}")
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+_MADE_RUN_STORE = "SERVING_LAB_RUN_STORE" not in os.environ  # xdist workers inherit the controller's
+if _MADE_RUN_STORE:
+    os.environ["SERVING_LAB_RUN_STORE"] = _run_store()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (--dist loadgroup) the browser tests run on one worker, which starts one lab server and
+    one chromium for all of them; every other module's tests stay together, so a module's fixtures are built once."""
+    for item in items:
+        group = "browser" if item.get_closest_marker("browser") else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_DB_DIR, ignore_errors=True)
+    if _MADE_RUN_STORE and not hasattr(session.config, "workerinput"):  # the controller: the last to end
+        shutil.rmtree(os.environ["SERVING_LAB_RUN_STORE"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

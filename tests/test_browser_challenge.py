@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, with_env
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE, CHALLENGE_SEEDS as HIDDEN
 
 from classroom import get_store
 from ui.shell.i18n import STRINGS_FILE
@@ -13,22 +13,12 @@ from ui.shell.i18n import STRINGS_FILE
 pytestmark = pytest.mark.browser
 
 STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
-PASSCODE = "room 101"
-HIDDEN = ("554433", "221100")
 # every live chart of the page (an iframe each) has a figure drawn, and there are at least the three timelines
 DRAWN = """() => { const frames = [...document.querySelectorAll('[data-testid="stMain"] iframe[title*="live_chart"]')];
   return frames.length >= 3 && frames.every(f => { try {
     const chart = f.contentDocument && f.contentDocument.getElementById('chart');
     return !!(chart && chart.querySelector('.main-svg')); } catch (e) { return false; } }); }"""
 TYPO, FIXED = "waited + max_tokns", "0 if request_class == 'support' else priority + 1"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def passcode_and_seeds():
-    """Set before the module's server starts (autouse fixtures come first): the server inherits them."""
-    for _ in with_env("SERVING_LAB_PASSCODE", PASSCODE):
-        for _ in with_env("SERVING_LAB_CHALLENGE_SEEDS", ",".join(HIDDEN)):
-            yield
 
 
 def s(key: str, lang: str, **kw) -> str:

@@ -12,12 +12,11 @@ import re
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, new_page, player_button, press_pause, press_play, with_env
+from browser_support import ARTIFACTS, assert_no_errors, new_page, player_button, press_pause, press_play, PASSCODE
 from layout_support import BOXES, OVERFLOWING_COLUMNS, problems, text_layout
 
 pytestmark = pytest.mark.browser
 
-PASSCODE = "layout check 5"
 PROJECTOR, LAPTOP = (1280, 720), (1440, 900)
 LESSONS = ("overview", "why-batching", "fixed-batch", "continuous-batching", "paged-attention", "four-axes",
            "priorities-sla", "decisions", "scenarios", "mechanisms-myths")
@@ -31,11 +30,6 @@ LABS = {"static-vs-continuous": ("fixed-batch-holes", (TIMELINE, QUEUE)),
                                              '[data-anim="{lab}.mem.{run}.tables"]', TIMELINE)),
         "policies": ("support-bot-sla", (TIMELINE, QUEUE))}
 CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def passcode():
-    yield from with_env("SERVING_LAB_PASSCODE", PASSCODE)
 
 
 def settle(page) -> None:

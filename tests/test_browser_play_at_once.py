@@ -37,7 +37,8 @@ CHARTS = """() => [...document.querySelectorAll('[data-testid="stMain"] iframe[t
 @pytest.fixture(scope="module", params=["zh", "en"])
 def server(request, tmp_path_factory):
     """One server per language: its run cache starts empty, so every moment below is computed fresh."""
-    yield from serve(tmp_path_factory.mktemp(f"cache-{request.param}"))
+    yield from serve(tmp_path_factory.mktemp(f"cache-{request.param}"), f"cold-{request.param}",
+                     {"SERVING_LAB_RUN_STORE": ""})
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, with_env
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE
 
 from classroom import get_store
 from lessons import load_moments, load_quiz, predictions
@@ -18,15 +18,8 @@ from ui.shell.i18n import STRINGS_FILE
 pytestmark = pytest.mark.browser
 
 STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
-PASSCODE = "lecture hall 3"
 SIZES = [(1440, 900), (1280, 720)]
 MOMENT = "online-uniform"  # a numeric prediction, and a short run
-
-
-@pytest.fixture(scope="module", autouse=True)
-def instructor_passcode():
-    """Set before the module's server starts (autouse fixtures come first): the server inherits it."""
-    yield from with_env("SERVING_LAB_PASSCODE", PASSCODE)
 
 
 def text_of(page, selector: str) -> str:

@@ -12,11 +12,11 @@ import uuid
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, new_page, open_page, wait_idle, with_env
+from browser_support import ARTIFACTS, assert_no_errors, new_page, open_page, wait_idle
 
 from classroom import get_store
 from lessons import load_quiz, quiz_order
-from tests.test_browser_poll import PASSCODE, SIZES, switch_language, unlock, wait_for_text
+from tests.test_browser_poll import SIZES, switch_language, unlock, wait_for_text
 from tests.test_browser_quiz import move
 from ui.shell.i18n import STRINGS_FILE
 from viz.classroom import RIGHT
@@ -26,11 +26,6 @@ STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 NEED_OPTION = {"zh": "先选一个选项再提交", "en": "Pick an option before you submit"}
 BOLD = "<b>x</b>"
 RATIO = [0.874 / 0.379, 0.874, 0.379]  # fixed-slot-ratio's two runs: 2.31×
-
-
-@pytest.fixture(scope="module", autouse=True)
-def instructor_passcode():
-    yield from with_env("SERVING_LAB_PASSCODE", PASSCODE)
 
 
 def shoot(page, name: str, selector: str | None = None) -> None:

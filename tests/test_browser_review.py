@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, with_env
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE
 
 from classroom import get_store
 from lessons import load_tasks
@@ -17,7 +17,6 @@ from ui.shell.i18n import STRINGS_FILE
 pytestmark = pytest.mark.browser
 
 STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
-PASSCODE = "room 101"
 TASK = "hard-requests"
 FEATURES = [("tighter-memory", "ttft_p95", "chat"), ("bursty-arrivals", "wait_mean", "chat"),
             ("longer-outputs", "e2e_p95", "report")]  # each clearly hurts on chat-and-reports (tests/test_evidence.py)
@@ -27,12 +26,6 @@ WHY = {"en": ["With half the blocks, chats wait for memory to free up before the
        "zh": ["显存减半后，聊天请求要等别的请求释放块，才能开始 prefill。",
               "一批请求同时涌入占满所有槽位，后面的聊天只能排队等槽位。",
               "每个报告占着槽位和块的时间长了一倍，所以它完成得晚得多。"]}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def instructor_passcode():
-    """Set before the module's server starts (autouse fixtures come first): the server inherits it."""
-    yield from with_env("SERVING_LAB_PASSCODE", PASSCODE)
 
 
 def s(key: str, lang: str, **kw) -> str:

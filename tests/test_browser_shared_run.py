@@ -8,12 +8,18 @@ its own server: its run cache starts empty, so the moment really is computed her
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, press_play
+from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, press_play, serve
 
 pytestmark = pytest.mark.browser
 
 LAB, MOMENT = "static-vs-continuous", "🎓 Holes in a fixed batch"
 STILL_RUNNING = "The engine is still running"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A server of this module's own, with no run store: its run cache starts empty."""
+    yield from serve(tmp_path_factory.mktemp("cache-cold"), "cold", {"SERVING_LAB_RUN_STORE": ""})
 
 
 @pytest.fixture(scope="module")

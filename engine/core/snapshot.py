@@ -23,6 +23,9 @@ class FrozenDict(dict):
 
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
 
+    def __reduce__(self):  # pickled whole, not item by item (which would be refused)
+        return FrozenDict, (dict(self),)
+
 
 @dataclass(frozen=True)
 class ScheduledView:

@@ -28,10 +28,17 @@ def _component_dir() -> Path:
     folder = cache_root() / f"live-chart-{plotly.__version__}-{int(HTML.stat().st_mtime)}"
     if not (folder / "index.html").is_file():
         folder.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(files("plotly") / "package_data" / "plotly.min.js", folder / "plotly.min.js")
-        shutil.copyfile(HTML, folder / "index.html.tmp")
-        os.replace(folder / "index.html.tmp", folder / "index.html")  # last: its presence means "complete"
+        _copy(files("plotly") / "package_data" / "plotly.min.js", folder / "plotly.min.js")
+        _copy(HTML, folder / "index.html")  # last: its presence means "complete"
     return folder
+
+
+def _copy(source, target: Path) -> None:
+    """Copied under a name of this process's own, then renamed: processes starting together (a test session's
+    servers) never serve or overwrite half a file."""
+    part = target.with_name(f"{target.name}.{os.getpid()}.part")
+    shutil.copyfile(source, part)
+    os.replace(part, target)
 
 
 COMPONENT_DIR = _component_dir()

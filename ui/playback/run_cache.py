@@ -7,6 +7,10 @@ while the rest is computed (sessions never step it themselves: the player holds 
 and a session that needs a later frame waits for the thread, LiveRun.ensure). The cache holds ended runs up to a byte
 budget (SERVING_LAB_RUN_CACHE_MB, default 512) and forgets the least recently used first; a session
 that still shows an evicted run keeps it. Live runs are never shared: each session steps its own engines.
+
+With SERVING_LAB_RUN_STORE set to a folder, ended runs are also written there and read back by any process
+that asks for the same run (the test session's servers and workers share one folder, so a lecture moment is
+computed once per test session). Unset, as in the lab, nothing is written.
 """
 from __future__ import annotations
 
@@ -15,19 +19,52 @@ import hashlib
 import json
 import logging
 import os
+import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from pathlib import Path
 
 from engine import EngineConfig, LiveRun, TraceRequest
 
 DEFAULT_MB = 512
+STORE_ENV = "SERVING_LAB_RUN_STORE"
 log = logging.getLogger(__name__)
 
 
+class RunStore:
+    """Ended runs in a folder, one file per run key, written whole or not at all (write, then rename), so
+    processes sharing the folder read either nothing or a complete run."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def _path(self, key: Hashable) -> Path:
+        return self.folder / (hashlib.sha256(repr(key).encode()).hexdigest() + ".pkl")
+
+    def load(self, key: Hashable) -> LiveRun | None:
+        try:
+            blob = self._path(key).read_bytes()
+        except FileNotFoundError:
+            return None
+        requests, snapshots, config, label, stop_reason = pickle.loads(blob)
+        run = LiveRun.replay(requests, snapshots, config, label)
+        run.stop_reason = stop_reason
+        return run
+
+    def save(self, key: Hashable, run: LiveRun) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self._path(key)
+        part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
+        part.write_bytes(pickle.dumps((run.trace_requests, list(run.snapshots), run.config, run.label,
+                                       run.stop_reason)))
+        os.replace(part, path)
+
+
 class RunCache:
-    def __init__(self, max_bytes: int):
+    def __init__(self, max_bytes: int, store: RunStore | None = None):
         self.max_bytes = max_bytes
+        self.store = store
         self._lock = threading.Lock()
         self._runs: OrderedDict[Hashable, LiveRun] = OrderedDict()  # least recently asked for first
         self._sizes: dict[Hashable, int] = {}  # of the runs that have ended
@@ -44,6 +81,11 @@ class RunCache:
             if run is not None:
                 self._runs.move_to_end(key)
                 return run
+            stored = self.store.load(key) if self.store else None
+            if stored is not None:
+                self._runs[key] = stored
+                self._account(key, size(stored))
+                return stored
             run = self._runs[key] = make()  # builds the engine only (quick): the steps come in the background
             self.computed += 1
             thread = run.compute_in_background(self._closing, lambda error: self._ended(key, run, size, error))
@@ -67,15 +109,21 @@ class RunCache:
         if not run.done:  # the process is exiting
             return
         nbytes = size(run)
+        if self.store:
+            self.store.save(key, run)
         with self._lock:
             if self._runs.get(key) is not run:  # cleared meanwhile
                 return
-            self._sizes[key] = nbytes
-            self.bytes += nbytes
-            while self.bytes > self.max_bytes and len(self._sizes) > 1:
-                oldest = next(k for k in self._runs if k in self._sizes)  # runs still computing stay
-                self.bytes -= self._sizes.pop(oldest)
-                del self._runs[oldest]
+            self._account(key, nbytes)
+
+    def _account(self, key: Hashable, nbytes: int) -> None:
+        """An ended run's size is counted (the lock held); the least recently asked for go while over budget."""
+        self._sizes[key] = nbytes
+        self.bytes += nbytes
+        while self.bytes > self.max_bytes and len(self._sizes) > 1:
+            oldest = next(k for k in self._runs if k in self._sizes)  # runs still computing stay
+            self.bytes -= self._sizes.pop(oldest)
+            del self._runs[oldest]
 
     def close(self) -> None:
         """The process is exiting: stop every computation after its current step (a thread still inside
@@ -93,7 +141,8 @@ class RunCache:
             self.bytes = 0
 
 
-RUNS = RunCache(int(float(os.environ.get("SERVING_LAB_RUN_CACHE_MB", DEFAULT_MB)) * 2**20))
+RUNS = RunCache(int(float(os.environ.get("SERVING_LAB_RUN_CACHE_MB", DEFAULT_MB)) * 2**20),
+                RunStore(Path(os.environ[STORE_ENV])) if os.environ.get(STORE_ENV) else None)
 atexit.register(RUNS.close)
 
 
