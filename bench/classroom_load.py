@@ -33,7 +33,6 @@ import gc
 import json
 import os
 import random
-import socket
 import statistics
 import subprocess
 import tempfile
@@ -49,6 +48,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import yaml  # noqa: E402
 
+from engine.server.thread import free_port  # noqa: E402
 from lessons import load_moments  # noqa: E402
 from ui.shell.nav import SECTIONS  # noqa: E402
 from ui.shell.i18n import STRINGS_FILE  # noqa: E402
@@ -121,9 +121,7 @@ def finish_shared_runs() -> None:
 def lab_server(env: dict | None = None):
     """`python -m ui.serve` on a free loopback port, as `make run` starts it (its run cache starts empty);
     its output goes to a temporary file, named when the measurement fails."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     log = tempfile.NamedTemporaryFile("w+", prefix="classroom-server-", suffix=".log", delete=False)
     server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
                                "127.0.0.1", "--server.headless", "true"], cwd=ROOT, stdout=log,

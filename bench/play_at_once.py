@@ -26,7 +26,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCALES, free_port, player_button  # noqa: E402
+from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCALES, player_button  # noqa: E402
+from engine.server.thread import free_port  # noqa: E402
 from test_browser_play_at_once import CHARTS, LABS, first_moment  # noqa: E402
 
 STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))

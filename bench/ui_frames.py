@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ import torch  # noqa: E402
 
 from engine.lab.experiment import LiveRun, engine_config_for, workload_requests  # noqa: E402
 from engine.models.loader import load_model  # noqa: E402
+from engine.server.thread import free_port  # noqa: E402
 from engine.lab.metrics import kv_timeline  # noqa: E402
 from engine.lab.trace import write_trace  # noqa: E402
 from engine.lab.workload import preset  # noqa: E402
@@ -73,12 +73,6 @@ def python_frame_cost(run: LiveRun) -> float:
         block_tables_html(snaps[f], [r for r in snaps[f].slots if r][:6], colors, labels, 32)
         run.recorder.frame_metrics(f)
     return (time.perf_counter() - start) / len(frames)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def browser(trace: Path, seconds: float) -> tuple[float, dict[str, float]]:

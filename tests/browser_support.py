@@ -5,7 +5,6 @@ Installs nothing: `make test` makes sure /usr/bin/chromium and a CJK font are th
 to tests/artifacts/ (ignored by git)."""
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -14,14 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from engine.server.thread import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # One passcode and one pair of hidden challenge seeds for every lab server the tests start: set before the server

@@ -10,7 +10,8 @@ import tempfile
 import uuid
 
 import pytest
-from browser_support import free_port
+
+from engine.server.thread import free_port
 
 
 def _binaries() -> str | None:

@@ -10,8 +10,6 @@ import pytest
 from ui.instructor import passcode
 from ui import serve
 
-pytestmark = pytest.mark.server
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -56,6 +54,7 @@ def test_make_class_and_make_run_start_the_lab_this_way():
     assert "--server.address" not in makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]  # serve's localhost default
 
 
+@pytest.mark.server  # runs `python -m ui.serve`; the tests above only parse its arguments
 def test_the_serve_command_refuses_a_class_without_a_passcode_and_starts_nothing():
     if passcode.SECRETS.is_file():
         pytest.skip(f"{passcode.SECRETS} exists here: the command would read its passcode")

@@ -1,4 +1,4 @@
-"""Run an app under uvicorn in a background thread of this process (tests, benchmarks)."""
+"""Run an app under uvicorn in a background thread of this process (tests, benchmarks); a free loopback port."""
 from __future__ import annotations
 
 import socket
@@ -9,6 +9,7 @@ import uvicorn
 
 
 def free_port() -> int:
+    """A loopback port free now (the OS picks it), for a server about to start on 127.0.0.1."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
