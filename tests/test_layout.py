@@ -1,5 +1,5 @@
-"""The layers hold (import-linter's contracts, and they catch an upward import), the README's map is the tree,
-and its "where to change what" table points at real folders."""
+"""Import-linter's contracts catch an upward import (that they hold is `make lint`'s, run before every test tier),
+the README's map is the tree, and its "where to change what" table points at real folders."""
 import ast
 import re
 import shutil
@@ -72,12 +72,6 @@ def test_where_to_change_what_points_at_one_real_folder_and_a_file_inside_it_for
 def lint_imports(cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=cwd, capture_output=True, text=True, timeout=300,
                           env={"PYTHONPATH": str(cwd), "PATH": "/usr/bin:/bin"})
-
-
-def test_the_import_contracts_hold():
-    done = lint_imports(ROOT)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "0 broken" in done.stdout
 
 
 @pytest.mark.parametrize("importer, imported, contract", [
