@@ -32,11 +32,17 @@ if _MADE_RUN_STORE:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (--dist loadgroup) the browser tests run on one worker, which starts one lab server and
-    one chromium for all of them; every other module's tests stay together, so a module's fixtures are built once."""
+    """Groups for pytest-xdist's --dist loadgroup. The browser tests run on one worker, which starts one lab server
+    and one chromium for all of them. Other tests that share a module's module-scoped fixtures run on one worker,
+    so each such fixture is built once; tests that share none are spread singly."""
     for item in items:
-        group = "browser" if item.get_closest_marker("browser") else item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
+        if item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.xdist_group("browser"))
+            continue
+        shared = sorted(name for name, defs in item._fixtureinfo.name2fixturedefs.items()
+                        if defs[-1].scope == "module")
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}:{','.join(shared)}"))
 
 
 def pytest_sessionfinish(session, exitstatus):
