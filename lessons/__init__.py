@@ -20,7 +20,7 @@ import re
 from lessons.grading import (
     CriterionResult,
     FieldFeedback,
-    Grade,
+    QuizGrade,
     TaskFeedback,
     check_field,
     check_task,
@@ -57,7 +57,7 @@ from lessons.loader import (
 __all__ = ["LANGS", "BASE_PAGES", "LAB_PAGES", "TOPICS", "Lesson", "Moment", "Task", "TaskField", "Criterion",
            "Question", "load_lessons", "load_moments", "load_tasks", "load_quiz", "valid_pages", "run_spec",
            "metric_value", "check_task", "check_field", "TaskFeedback", "FieldFeedback", "CriterionResult",
-           "grade", "Grade", "incomplete", "measure", "measured_value",
+           "grade", "QuizGrade", "incomplete", "measure", "measured_value",
            "parse_number", "shown_value", "matches", "quiz_order", "shuffled_items",
            "answers_to_markdown", "answers_from_markdown"]
 

@@ -154,7 +154,7 @@ def check_task(task: Task, answers: dict[str, str]) -> TaskFeedback:
 
 # --- quiz --------------------------------------------------------------------------------
 @dataclass
-class Grade:
+class QuizGrade:
     correct: bool  # exactly right: every tick of a multiple-select, both tiers of a two-tier question
     explanation: str
     expected: object  # single: index; multiple: sorted indices; two_tier: {"answer", "reason"}; ordering: items;
@@ -254,7 +254,7 @@ def incomplete(question: Question, answer) -> str | None:
     return None if parse_number(answer, percent=q.unit == "%") is not None else _msg("not_number", lang)
 
 
-def grade(question: Question, answer, measured: float | str | None = None) -> Grade:
+def grade(question: Question, answer, measured: float | str | None = None) -> QuizGrade:
     """single: answer is an option index; multiple: a list of indices (exactly right, and per-option credit);
     two_tier: {"answer": i, "reason": j}, right only when both are; ordering: the items as strings in the student's
     order; numeric: a number (or numeric string), checked against `measured`: the value of question.metric in the
@@ -264,18 +264,18 @@ def grade(question: Question, answer, measured: float | str | None = None) -> Gr
     q = question
     if q.type == "single":
         ok = _index(answer) == q.answer
-        return Grade(ok, q.explanation, q.answer, credit=float(ok))
+        return QuizGrade(ok, q.explanation, q.answer, credit=float(ok))
     if q.type == "multiple":
         chosen = _ticked(answer)
-        return Grade(chosen == list(q.answer), q.explanation, list(q.answer), credit=option_credit(q, chosen))
+        return QuizGrade(chosen == list(q.answer), q.explanation, list(q.answer), credit=option_credit(q, chosen))
     if q.type == "two_tier":
         a, r = _tiers(answer)
         tiers = (a == q.answer, r == q.reason)
-        return Grade(all(tiers), q.explanation, {"answer": q.answer, "reason": q.reason}, credit=float(all(tiers)),
+        return QuizGrade(all(tiers), q.explanation, {"answer": q.answer, "reason": q.reason}, credit=float(all(tiers)),
                      tiers=tiers)
     if q.type == "ordering":
         ok = isinstance(answer, (list, tuple)) and [str(a) for a in answer] == list(q.items)
-        return Grade(ok, q.explanation, list(q.items), credit=float(ok))
+        return QuizGrade(ok, q.explanation, list(q.items), credit=float(ok))
     if q.compare == "max_class":
         return _grade_class(q, answer, measured)
     if isinstance(measured, (tuple, list)):  # a ratio with its two figures
@@ -283,7 +283,7 @@ def grade(question: Question, answer, measured: float | str | None = None) -> Gr
     else:
         parts = ()
     if not isinstance(measured, (int, float)) or isinstance(measured, bool) or not math.isfinite(measured):
-        return Grade(False, q.explanation, None, _msg("no_measure", q.lang))
+        return QuizGrade(False, q.explanation, None, _msg("no_measure", q.lang))
     shown, value = shown_value(q, measured), parse_number(answer, percent=q.unit == "%")
     tol = _tolerance_text(q.tolerance, q.unit, q.lang)
     measured_text = figure(shown, q.unit, q.lang)
@@ -292,12 +292,12 @@ def grade(question: Question, answer, measured: float | str | None = None) -> Gr
                if q.compare == "ratio" and len(parts) == 2 else
                _msg("numeric", q.lang, measured=measured_text, tol=tol))
     if value is None:  # (lessons.attempt refuses it before grading: no try, and nothing measured shown)
-        return Grade(False, q.explanation, shown, _msg("not_number", q.lang))
+        return QuizGrade(False, q.explanation, shown, _msg("not_number", q.lang))
     if q.predict:
         message = _msg("predicted", q.lang, value=typed(q, value)) + ("" if q.lang == "zh" else " ") + message
     ok = within(value, shown, q.tolerance)
     retry = "" if ok else _msg("too_high" if value > shown else "too_low", q.lang, look=q.look)
-    return Grade(ok, q.explanation, shown, message, credit=float(ok), retry=retry)
+    return QuizGrade(ok, q.explanation, shown, message, credit=float(ok), retry=retry)
 
 
 def typed(question: Question, value: float) -> str:
@@ -305,12 +305,12 @@ def typed(question: Question, value: float) -> str:
     return with_unit(f"{value:.4g}", question.unit, question.lang)
 
 
-def _grade_class(q: Question, answer, measured) -> Grade:
+def _grade_class(q: Question, answer, measured) -> QuizGrade:
     """Which class waited longest: `measured` is {class id: figure} from the run (or the class id alone)."""
     figures = measured if isinstance(measured, dict) else {}
     top = longest(figures) if figures else measured if isinstance(measured, str) else None
     if top is None:
-        return Grade(False, q.explanation, None, _msg("no_measure", q.lang))
+        return QuizGrade(False, q.explanation, None, _msg("no_measure", q.lang))
     labels = dict(q.classes)
     sep = "，" if q.lang == "zh" else ", "
     shown = sep.join(f"{labels.get(c, c)} {figure(v, q.unit, q.lang)}" for c, v in figures.items())
@@ -319,7 +319,7 @@ def _grade_class(q: Question, answer, measured) -> Grade:
         message = _msg("predicted", q.lang, value=labels[answer]) + ("" if q.lang == "zh" else " ") + message
     ok = answer == top
     retry = "" if ok else _msg("other_class", q.lang, look=q.look)
-    return Grade(ok, q.explanation, top, message, credit=float(ok), retry=retry)
+    return QuizGrade(ok, q.explanation, top, message, credit=float(ok), retry=retry)
 
 
 def longest(figures: dict[str, float]) -> str | None:
