@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.server.bench_report import RequestResult, parse_goodput, build_report
+from engine.server.bench_report import RequestResult, build_report, parse_goodput
 from engine.server.cli import make_app
 from engine.server.loadgen import LoadSpec, run_load, send_times, bench_requests
 from engine.server.metric_reader import read_metrics

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engine.server.bench_report import RequestResult, format_report, parse_goodput, build_report
+from engine.server.bench_report import RequestResult, build_report, format_report, parse_goodput
 from engine.server.metric_reader import read_metrics
 
 SCRAPE_INTERVAL_S = 0.5
