@@ -16,61 +16,22 @@ import random
 import unicodedata
 from dataclasses import dataclass, field
 
-from lessons.figures import UNITS, figure, metric_figure, with_unit  # noqa: F401 (re-exported)
+from lessons.figures import figure, metric_figure, with_unit
 from lessons.loader import Moment, Question, Task, TaskField, load_moments
 from lessons.reading import is_keyword_list, matches, normalize, read, size  # noqa: F401 (matches: re-exported)
-
-MESSAGES = {
-    "empty": {"zh": "这一栏还是空的：写一两句你自己的话再提交。",
-              "en": "This field is empty: write a sentence or two in your own words, then submit."},
-    "no_measure": {"zh": "先运行这道题指定的预设，再用你自己那次运行的数字作答。",
-                   "en": "Run the experiment this question names first; the answer is checked against your own run."},
-    "not_number": {"zh": "请填写一个数字（可以带 %）。", "en": "Enter a number (a trailing % is fine)."},
-    "points": {"zh": " 个百分点", "en": " points"},
-    "numeric": {"zh": "你的运行测得 {measured}；允许误差 {tol}。",
-                "en": "Your run measured {measured}; accepted within {tol}."},
-    "ratio": {"zh": "两次运行测得的比值是 {measured}（{a} ÷ {b}）；允许误差 {tol}。",
-              "en": "Your two runs measured a ratio of {measured} ({a} ÷ {b}); accepted within {tol}."},
-    # after a wrong first try: which way the answer is off and where to read the figure, never the figure itself
-    "too_high": {"zh": "偏高了：你的答案比你的运行测得的大。看{look}。",
-                 "en": "Too high: your answer is above what your run measured. Look at {look}."},
-    "too_low": {"zh": "偏低了：你的答案比你的运行测得的小。看{look}。",
-                "en": "Too low: your answer is below what your run measured. Look at {look}."},
-    "other_class": {"zh": "不是这一类。看{look}。", "en": "Not that class. Look at {look}."},
-    "predicted": {"zh": "你的预测：{value}。", "en": "You predicted {value}."},
-    "max_class": {"zh": "运行测得等得最久的是「{label}」（{figures}）。",
-                  "en": "The run measured the longest wait for “{label}” ({figures})."},
-    # an answer that cannot be graded yet: nothing is counted, the page says what is missing
-    "need_option": {"zh": "先选一个选项再提交。", "en": "Pick an option before you submit."},
-    "need_ticks": {"zh": "至少勾选一项再提交：每一项勾或不勾都单独计分。",
-                   "en": "Tick at least one option before you submit: each option counts on its own, ticked or not."},
-    "need_answer": {"zh": "先在第一层选一个答案，再在第二层选理由。",
-                    "en": "Pick an answer in the first tier, then a reason in the second."},
-    "need_reason": {"zh": "你选了答案，但还没选理由：两层都选了才能提交。",
-                    "en": "You picked an answer but no reason yet: pick both tiers, then submit."},
-    "need_order": {"zh": "把每一项都按顺序点选一遍，再提交。", "en": "Place every item in order before you submit."},
-    "need_class": {"zh": "先选一个类别再提交。", "en": "Pick a class before you submit."},
-}
+from lessons.strings import phrase
 
 
 def _msg(key: str, lang: str, **kw) -> str:
-    text = MESSAGES[key].get(lang) or MESSAGES[key]["en"]
-    return text.format(**kw) if kw else text
+    return phrase(f"grading.{key}", lang, **kw)
 
 
 # --- worksheets --------------------------------------------------------------------------
-WORKSHEET = {
-    "denied": {"zh": "你提到了「{words}」，但是在否定或「无所谓」的语气里：这不算数。",
-               "en": "You mention “{words}”, but only to deny or dismiss it: that does not count."},
-    "stuffed": {"zh": "这更像一串关键词，而不是解释：请用完整的句子写出因果。",
-                "en": "This reads like a list of keywords, not an explanation: say what causes what, in sentences."},
-    "short": {"zh": "太短了：请用一两句完整的话说明。", "en": "Too short: explain in a sentence or two."},
-}
 MIN_LONG = 6  # words (en) or characters (zh) a long answer needs
 
 
 def _say(key: str, lang: str, **kw) -> str:
-    return (WORKSHEET[key].get(lang) or WORKSHEET[key]["en"]).format(**kw)
+    return phrase(f"worksheet.{key}", lang, **kw)
 
 
 @dataclass

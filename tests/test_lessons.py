@@ -8,8 +8,6 @@ import pytest
 import lessons
 from lessons import (
     LANGS,
-    answers_from_markdown,
-    answers_to_markdown,
     check_field,
     check_task,
     grade,
@@ -24,9 +22,11 @@ from lessons import (
     shuffled_items,
     valid_pages,
 )
+from lessons.answers_markdown import answers_from_markdown, answers_to_markdown
 from lessons.attempt import Attempt, option_order, reason_order
 from lessons.cues import cue_figures
 from lessons.loader import LAB_PAGES, TOPICS
+from lessons.strings import strings
 
 MOMENTS = load_moments()
 LESSONS = {lang: load_lessons(lang) for lang in LANGS}
@@ -541,3 +541,9 @@ def test_broken_content_names_file_and_entry(tmp_path, monkeypatch):
         load_tasks("en")
     with pytest.raises(ValueError, match="language"):
         load_quiz("fr")
+
+
+def test_every_string_of_the_lessons_layer_is_in_both_languages_with_the_same_fields():
+    for key, by_lang in strings().items():
+        assert set(by_lang) == {"zh", "en"}, key
+        assert set(re.findall(r"{(\w+)}", by_lang["zh"])) == set(re.findall(r"{(\w+)}", by_lang["en"])), key
