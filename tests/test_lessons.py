@@ -24,9 +24,9 @@ from lessons import (
 )
 from lessons.answers_markdown import answers_from_markdown, answers_to_markdown
 from lessons.attempt import Attempt, option_order, reason_order
-from lessons.cues import cue_figures
 from lessons.loader import LAB_PAGES, TOPICS
 from lessons.strings import strings
+from tools.quiz_cues import cue_figures
 
 MOMENTS = load_moments()
 LESSONS = {lang: load_lessons(lang) for lang in LANGS}

@@ -8,7 +8,7 @@ a two-tier question (the answer, then the reason) counts as a single-choice ques
 section scores both tiers right together against 1 / (options x reasons); multiple-select as the share of
 questions whose exact set is ticked, against a random set's chance.
 
-    .venv/bin/python -m lessons.cues      # every strategy's score, per language
+    .venv/bin/python -m tools.quiz_cues      # every strategy's score, per language
 """
 from __future__ import annotations
 
