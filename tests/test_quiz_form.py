@@ -1,4 +1,4 @@
-"""The real quiz bank cannot be passed by form alone, in either language (issue 23): every form-only strategy of
+"""The real quiz bank cannot be passed by form alone, in either language: every form-only strategy of
 tools/quiz_cues.py (length, position, words shared with the question, absolute words, because-clauses, and a
 leave-one-out classifier over such features) stays within 10 points of chance on single choice, on each tier of a
 two-tier question and on both tiers together, and under twice chance on the exact set of a multiple-select.
