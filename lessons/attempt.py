@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from lessons.grading import Grade, grade, incomplete
+from lessons.grading import QuizGrade, grade, incomplete
 from lessons.loader import Question
 
 TRIES = 2
@@ -36,7 +36,7 @@ def tries_for(question: Question) -> int:
 @dataclass
 class Attempt:
     seed: int = 0
-    results: dict[str, Grade] = field(default_factory=dict)  # question id -> the grade of its last try
+    results: dict[str, QuizGrade] = field(default_factory=dict)  # question id -> the grade of its last try
     tries: dict[str, int] = field(default_factory=dict)  # question id -> tries used so far
     limits: dict[str, int] = field(default_factory=dict)  # question id -> tries it allows (a prediction: 1)
     first_credit: dict[str, float] = field(default_factory=dict)  # question id -> the first try's credit (0-1)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-UNITS = {"steps": {"zh": "步", "en": "steps"}, "tokens/step": {"zh": "token/步", "en": "tokens/step"},
-         "tokens": {"zh": "个 token", "en": "tokens"}}
+from lessons.strings import phrase
+
 SHARES = ("slot_utilisation", "slo_attainment", "kv_waste_share", "kv_util")  # 0-1 in summarize(), shown in %
 WHOLE = ("steps", "步")  # counted in whole steps
 
@@ -29,6 +29,11 @@ def figure(value: float, unit: str = "", lang: str = "en") -> str:
     return with_unit(number, unit, lang)
 
 
+def unit_word(unit: str, lang: str) -> str:
+    """A counted unit ("steps", "tokens/step", "tokens") as the language writes it: "步", "token/步", "个 token"."""
+    return phrase(f"unit.{unit}", lang)
+
+
 def with_unit(number: str, unit: str, lang: str) -> str:
     """"2.31×", "37.9 %" ("37.9%" in Chinese), "491 steps", "2.31 倍"."""
     if unit == "×" or (unit == "%" and lang == "zh"):
@@ -44,4 +49,4 @@ def metric_figure(path: str, value: float, lang: str = "en") -> str:
     if name in SHARES:
         return figure(100 * value, "%", lang)
     unit = "steps" if name.endswith("steps") else "tokens/step" if name.endswith("per_step") else ""
-    return figure(value, UNITS[unit][lang] if unit else "", lang)
+    return figure(value, unit_word(unit, lang) if unit else "", lang)

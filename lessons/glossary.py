@@ -106,9 +106,5 @@ def render_links(body: str, query: str) -> str:
     return LINK.sub(lambda m: f"[{m.group(1)}](glossary?{query}#{m.group(2)})", body)
 
 
-def glossary_pages() -> set[str]:
-    return {t.view["page"] for t in load_glossary("en")}
-
-
 __all__ = ["Term", "load_glossary", "first_use", "first_use_is_linked", "link_first_uses", "render_links", "PATH",
            "Path"]

@@ -16,61 +16,22 @@ import random
 import unicodedata
 from dataclasses import dataclass, field
 
-from lessons.figures import UNITS, figure, metric_figure, with_unit  # noqa: F401 (re-exported)
+from lessons.figures import figure, metric_figure, with_unit
 from lessons.loader import Moment, Question, Task, TaskField, load_moments
 from lessons.reading import is_keyword_list, matches, normalize, read, size  # noqa: F401 (matches: re-exported)
-
-MESSAGES = {
-    "empty": {"zh": "这一栏还是空的：写一两句你自己的话再提交。",
-              "en": "This field is empty: write a sentence or two in your own words, then submit."},
-    "no_measure": {"zh": "先运行这道题指定的预设，再用你自己那次运行的数字作答。",
-                   "en": "Run the experiment this question names first; the answer is checked against your own run."},
-    "not_number": {"zh": "请填写一个数字（可以带 %）。", "en": "Enter a number (a trailing % is fine)."},
-    "points": {"zh": " 个百分点", "en": " points"},
-    "numeric": {"zh": "你的运行测得 {measured}；允许误差 {tol}。",
-                "en": "Your run measured {measured}; accepted within {tol}."},
-    "ratio": {"zh": "两次运行测得的比值是 {measured}（{a} ÷ {b}）；允许误差 {tol}。",
-              "en": "Your two runs measured a ratio of {measured} ({a} ÷ {b}); accepted within {tol}."},
-    # after a wrong first try: which way the answer is off and where to read the figure, never the figure itself
-    "too_high": {"zh": "偏高了：你的答案比你的运行测得的大。看{look}。",
-                 "en": "Too high: your answer is above what your run measured. Look at {look}."},
-    "too_low": {"zh": "偏低了：你的答案比你的运行测得的小。看{look}。",
-                "en": "Too low: your answer is below what your run measured. Look at {look}."},
-    "other_class": {"zh": "不是这一类。看{look}。", "en": "Not that class. Look at {look}."},
-    "predicted": {"zh": "你的预测：{value}。", "en": "You predicted {value}."},
-    "max_class": {"zh": "运行测得等得最久的是「{label}」（{figures}）。",
-                  "en": "The run measured the longest wait for “{label}” ({figures})."},
-    # an answer that cannot be graded yet: nothing is counted, the page says what is missing
-    "need_option": {"zh": "先选一个选项再提交。", "en": "Pick an option before you submit."},
-    "need_ticks": {"zh": "至少勾选一项再提交：每一项勾或不勾都单独计分。",
-                   "en": "Tick at least one option before you submit: each option counts on its own, ticked or not."},
-    "need_answer": {"zh": "先在第一层选一个答案，再在第二层选理由。",
-                    "en": "Pick an answer in the first tier, then a reason in the second."},
-    "need_reason": {"zh": "你选了答案，但还没选理由：两层都选了才能提交。",
-                    "en": "You picked an answer but no reason yet: pick both tiers, then submit."},
-    "need_order": {"zh": "把每一项都按顺序点选一遍，再提交。", "en": "Place every item in order before you submit."},
-    "need_class": {"zh": "先选一个类别再提交。", "en": "Pick a class before you submit."},
-}
+from lessons.strings import phrase
 
 
 def _msg(key: str, lang: str, **kw) -> str:
-    text = MESSAGES[key].get(lang) or MESSAGES[key]["en"]
-    return text.format(**kw) if kw else text
+    return phrase(f"grading.{key}", lang, **kw)
 
 
 # --- worksheets --------------------------------------------------------------------------
-WORKSHEET = {
-    "denied": {"zh": "你提到了「{words}」，但是在否定或「无所谓」的语气里：这不算数。",
-               "en": "You mention “{words}”, but only to deny or dismiss it: that does not count."},
-    "stuffed": {"zh": "这更像一串关键词，而不是解释：请用完整的句子写出因果。",
-                "en": "This reads like a list of keywords, not an explanation: say what causes what, in sentences."},
-    "short": {"zh": "太短了：请用一两句完整的话说明。", "en": "Too short: explain in a sentence or two."},
-}
 MIN_LONG = 6  # words (en) or characters (zh) a long answer needs
 
 
 def _say(key: str, lang: str, **kw) -> str:
-    return (WORKSHEET[key].get(lang) or WORKSHEET[key]["en"]).format(**kw)
+    return phrase(f"worksheet.{key}", lang, **kw)
 
 
 @dataclass
@@ -154,7 +115,7 @@ def check_task(task: Task, answers: dict[str, str]) -> TaskFeedback:
 
 # --- quiz --------------------------------------------------------------------------------
 @dataclass
-class Grade:
+class QuizGrade:
     correct: bool  # exactly right: every tick of a multiple-select, both tiers of a two-tier question
     explanation: str
     expected: object  # single: index; multiple: sorted indices; two_tier: {"answer", "reason"}; ordering: items;
@@ -254,7 +215,7 @@ def incomplete(question: Question, answer) -> str | None:
     return None if parse_number(answer, percent=q.unit == "%") is not None else _msg("not_number", lang)
 
 
-def grade(question: Question, answer, measured: float | str | None = None) -> Grade:
+def grade(question: Question, answer, measured: float | str | None = None) -> QuizGrade:
     """single: answer is an option index; multiple: a list of indices (exactly right, and per-option credit);
     two_tier: {"answer": i, "reason": j}, right only when both are; ordering: the items as strings in the student's
     order; numeric: a number (or numeric string), checked against `measured`: the value of question.metric in the
@@ -264,18 +225,18 @@ def grade(question: Question, answer, measured: float | str | None = None) -> Gr
     q = question
     if q.type == "single":
         ok = _index(answer) == q.answer
-        return Grade(ok, q.explanation, q.answer, credit=float(ok))
+        return QuizGrade(ok, q.explanation, q.answer, credit=float(ok))
     if q.type == "multiple":
         chosen = _ticked(answer)
-        return Grade(chosen == list(q.answer), q.explanation, list(q.answer), credit=option_credit(q, chosen))
+        return QuizGrade(chosen == list(q.answer), q.explanation, list(q.answer), credit=option_credit(q, chosen))
     if q.type == "two_tier":
         a, r = _tiers(answer)
         tiers = (a == q.answer, r == q.reason)
-        return Grade(all(tiers), q.explanation, {"answer": q.answer, "reason": q.reason}, credit=float(all(tiers)),
+        return QuizGrade(all(tiers), q.explanation, {"answer": q.answer, "reason": q.reason}, credit=float(all(tiers)),
                      tiers=tiers)
     if q.type == "ordering":
         ok = isinstance(answer, (list, tuple)) and [str(a) for a in answer] == list(q.items)
-        return Grade(ok, q.explanation, list(q.items), credit=float(ok))
+        return QuizGrade(ok, q.explanation, list(q.items), credit=float(ok))
     if q.compare == "max_class":
         return _grade_class(q, answer, measured)
     if isinstance(measured, (tuple, list)):  # a ratio with its two figures
@@ -283,7 +244,7 @@ def grade(question: Question, answer, measured: float | str | None = None) -> Gr
     else:
         parts = ()
     if not isinstance(measured, (int, float)) or isinstance(measured, bool) or not math.isfinite(measured):
-        return Grade(False, q.explanation, None, _msg("no_measure", q.lang))
+        return QuizGrade(False, q.explanation, None, _msg("no_measure", q.lang))
     shown, value = shown_value(q, measured), parse_number(answer, percent=q.unit == "%")
     tol = _tolerance_text(q.tolerance, q.unit, q.lang)
     measured_text = figure(shown, q.unit, q.lang)
@@ -292,12 +253,12 @@ def grade(question: Question, answer, measured: float | str | None = None) -> Gr
                if q.compare == "ratio" and len(parts) == 2 else
                _msg("numeric", q.lang, measured=measured_text, tol=tol))
     if value is None:  # (lessons.attempt refuses it before grading: no try, and nothing measured shown)
-        return Grade(False, q.explanation, shown, _msg("not_number", q.lang))
+        return QuizGrade(False, q.explanation, shown, _msg("not_number", q.lang))
     if q.predict:
         message = _msg("predicted", q.lang, value=typed(q, value)) + ("" if q.lang == "zh" else " ") + message
     ok = within(value, shown, q.tolerance)
     retry = "" if ok else _msg("too_high" if value > shown else "too_low", q.lang, look=q.look)
-    return Grade(ok, q.explanation, shown, message, credit=float(ok), retry=retry)
+    return QuizGrade(ok, q.explanation, shown, message, credit=float(ok), retry=retry)
 
 
 def typed(question: Question, value: float) -> str:
@@ -305,12 +266,12 @@ def typed(question: Question, value: float) -> str:
     return with_unit(f"{value:.4g}", question.unit, question.lang)
 
 
-def _grade_class(q: Question, answer, measured) -> Grade:
+def _grade_class(q: Question, answer, measured) -> QuizGrade:
     """Which class waited longest: `measured` is {class id: figure} from the run (or the class id alone)."""
     figures = measured if isinstance(measured, dict) else {}
     top = longest(figures) if figures else measured if isinstance(measured, str) else None
     if top is None:
-        return Grade(False, q.explanation, None, _msg("no_measure", q.lang))
+        return QuizGrade(False, q.explanation, None, _msg("no_measure", q.lang))
     labels = dict(q.classes)
     sep = "，" if q.lang == "zh" else ", "
     shown = sep.join(f"{labels.get(c, c)} {figure(v, q.unit, q.lang)}" for c, v in figures.items())
@@ -319,7 +280,7 @@ def _grade_class(q: Question, answer, measured) -> Grade:
         message = _msg("predicted", q.lang, value=labels[answer]) + ("" if q.lang == "zh" else " ") + message
     ok = answer == top
     retry = "" if ok else _msg("other_class", q.lang, look=q.look)
-    return Grade(ok, q.explanation, top, message, credit=float(ok), retry=retry)
+    return QuizGrade(ok, q.explanation, top, message, credit=float(ok), retry=retry)
 
 
 def longest(figures: dict[str, float]) -> str | None:

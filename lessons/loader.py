@@ -12,11 +12,10 @@ from pathlib import Path
 
 import yaml
 
+from lessons.page_slugs import BASE_PAGES, LAB_PAGES, lesson_page
+
 ROOT = Path(__file__).resolve().parent
 LANGS = ("zh", "en")
-BASE_PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server", "playground", "tasks",
-              "quiz", "glossary")
-LAB_PAGES = ("why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server")  # pages that open a moment
 TOPICS = ("batching", "fixed-batch", "continuous", "paged", "four-axes", "priorities", "decisions")
 FIELD_KINDS = ("text", "long", "number", "choice", "runs")  # long: an explanation, judged by people
 OPTION_SOURCES = ("runs", "workloads", "changes", "effect_metrics", "classes", "policies")  # filled in by the page
@@ -41,7 +40,7 @@ class Lesson:
 
     @property
     def page(self) -> str:
-        return f"lesson-{self.id}"
+        return lesson_page(self.id)
 
 
 @dataclass(frozen=True)

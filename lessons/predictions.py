@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from lessons.figures import UNITS, figure, with_unit
+from lessons.figures import figure, unit_word, with_unit
 from lessons.grading import metric_value, parse_number
 from lessons.loader import Moment
 
@@ -70,7 +70,7 @@ def unit(moment: Moment | None, lang: str) -> str:
         return "×"
     if p.get("scale") == 100:
         return "%"
-    return next((UNITS[u][lang] for u in ("steps", "tokens") if name.endswith(u)), "")
+    return next((unit_word(u, lang) for u in ("steps", "tokens") if name.endswith(u)), "")
 
 
 def shown(moment: Moment | None, value, lang: str, typed: bool = False) -> str:

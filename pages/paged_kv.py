@@ -1,13 +1,14 @@
 """Lab: the paged KV cache. Block pool, block tables and the memory split, two layouts side by side."""
 import streamlit as st
 
+from lessons import page_slugs as slugs
 from ui.labs import bounded, experiments
 from ui.instructor import moments
 from ui.views import kv, results
 from ui.shell.i18n import choice, t
 from ui.playback.player import player
 
-PAGE = "paged-kv"
+PAGE = slugs.PAGED_KV
 WORKLOADS = ("chat-and-reports", "shared-system-prompt", "long-context")
 VARIANTS = {"contiguous": {"kv_layout": "contiguous"}, "paged": {"kv_layout": "paged"},
             "paged-no-sharing": {"kv_layout": "paged", "enable_prefix_caching": False},

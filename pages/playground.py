@@ -3,6 +3,7 @@ import dataclasses
 
 import streamlit as st
 
+from lessons import page_slugs as slugs
 from engine import PRESETS, ConfigError, TraceError, preset, read_trace
 from ui.labs import bounded, downloads, experiments, history
 from ui.views import base, export, kv, results, slots
@@ -12,7 +13,7 @@ from ui.playback.player import player
 from ui.labs.workload_editor import editor, to_workload
 from ui.labs import models
 
-PAGE = "playground"
+PAGE = slugs.PLAYGROUND
 SOURCES = ("preset", "custom", "trace")
 ss = st.session_state
 

@@ -1,6 +1,7 @@
 """Lab: scheduling policies side by side: who waits, who meets the SLO, how fair, at what cost."""
 import streamlit as st
 
+from lessons import page_slugs as slugs
 from engine import POLICIES, EngineConfig, request_metrics
 from ui.labs import bounded, experiments
 from ui.instructor import moments
@@ -10,7 +11,7 @@ from ui.playback.player import player
 from ui.shell.style import CHART_CONFIG, scale_fonts, scaled
 from viz.charts import class_boxes, grouped_bars
 
-PAGE = "policies"
+PAGE = slugs.POLICIES
 WORKLOADS = ("support-bot-vs-batch", "chat-and-reports", "three-kinds")
 # Beside the lab's policies, priority as vLLM v1 schedules it: no waiting request preempts running ones.
 VARIANTS = {**{p: {"policy": p} for p in POLICIES}, "priority-v1": {"policy": "priority", "vllm_v1_semantics": True}}

@@ -1,11 +1,12 @@
 """Lab: a real server. Load the lab's own HTTP server (or a vLLM / SGLang one) and watch its gauges."""
 import streamlit as st
 
+from lessons import page_slugs as slugs
 from ui.instructor import access, moments, passcode
 from ui.labs import server_panels
 from ui.labs import models
 
-PAGE = "real-server"
+PAGE = slugs.REAL_SERVER
 ss = st.session_state
 
 pending, _, _ = moments.page_header(PAGE, "rs", {"workload": "chat-and-reports", "prompts": 16, "rate": 4.0,

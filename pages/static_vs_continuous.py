@@ -1,13 +1,14 @@
 """Lab: one workload into the static and the continuous batcher, side by side on the same step axis."""
 import streamlit as st
 
+from lessons import page_slugs as slugs
 from ui.labs import bounded, experiments
 from ui.instructor import moments
 from ui.views import results, slots
 from ui.shell.i18n import choice, t
 from ui.playback.player import player
 
-PAGE = "static-vs-continuous"
+PAGE = slugs.STATIC_VS_CONTINUOUS
 WORKLOADS = ("high-variance", "chat-and-reports", "uniform", "online-uniform", "long-context")
 ss = st.session_state
 

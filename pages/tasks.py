@@ -3,7 +3,8 @@ student self-assesses against a rubric (and, in a class, the instructor marks). 
 session and the student's progress, and export to (and import from) a Markdown file."""
 import streamlit as st
 
-from lessons import answers_to_markdown, load_tasks
+from lessons import load_tasks
+from lessons.answers_markdown import answers_to_markdown
 from ui.instructor import moments
 from ui.practice import worksheets
 from ui.progress import saved as progress

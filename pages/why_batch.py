@@ -1,6 +1,7 @@
 """Lab: why batch? Run the model's decode step at batch sizes 1…64 on this device, now."""
 import streamlit as st
 
+from lessons import page_slugs as slugs
 from engine import measure_batch_curve
 from ui.instructor import moments
 from ui.shell.i18n import labels, t
@@ -9,7 +10,7 @@ from ui.labs.models import get_model
 from ui.shell.style import CHART_CONFIG, scale_fonts, scaled
 from viz.charts import batch_curve
 
-PAGE = "why-batch"
+PAGE = slugs.WHY_BATCH
 SIZES = (1, 2, 4, 8, 16, 32, 64)
 REPS = 5  # each size measured this often; the chart shows the median and the range
 ss = st.session_state

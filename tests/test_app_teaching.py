@@ -6,8 +6,8 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from lessons import (answers_to_markdown, load_lessons, load_quiz, load_tasks, measure, measured_value, run_spec,
-                     shown_value)
+from lessons import load_lessons, load_quiz, load_tasks, measure, measured_value, run_spec, shown_value
+from lessons.answers_markdown import answers_to_markdown
 from lessons.evidence import RunSpec
 from ui.shell.i18n import STRINGS_FILE
 

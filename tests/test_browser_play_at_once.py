@@ -3,8 +3,8 @@
 This is the normal path in a lecture: open a moment, press ▶ straight away. Each lab page's first moment is
 opened on a server of its own language (so its runs are computed fresh, in the background), ▶ is pressed as
 soon as the first frame is drawn, and for the next 5 s the page is sampled at 5 Hz: every chart of the
-picture must be drawn in every sample (an iframe the browser builds anew is an empty box until plotly has
-loaded in it again, which is what a press of ▶ used to cause), and the player must move on (at 10 steps/s,
+picture must be drawn in every sample (▶ keeps each chart's iframe: one the browser built anew would be an empty box
+until plotly had loaded in it again), and the player must move on (at 10 steps/s,
 more than 5 steps in those 5 s: no freeze); ⏸ then holds the frame.
 
 Screenshots: tests/artifacts/play-at-once-<page>-<lang>-<0.5|2|5>s.png (1280x720, a projector)."""

@@ -1,4 +1,4 @@
-"""The quiz's new question types in a real browser, zh and en (issue 23): a two-tier self-check refuses a missing
+"""The quiz's question types in a real browser, zh and en: a two-tier self-check refuses a missing
 reason with a message, takes a right answer with a wrong reason as not yet right; a prediction keeps its Run button
 disabled until a prediction is committed, and refuses one that is not a number. Screenshots of each step go to
 tests/artifacts/quiz-*.png."""

@@ -1,4 +1,4 @@
-"""The quiz's tries and the class view's answers in a real browser, zh and en (issue 24): an empty Submit, twice,
+"""The quiz's tries and the class view's answers in a real browser, zh and en: an empty Submit, twice,
 leaves the try count where it was and reveals nothing; a wrong answer then uses one try. The class view draws a
 numeric answer as its number, green when right, and a student's `<b>x</b>` as those characters, not bold.
 
@@ -53,7 +53,7 @@ def test_an_empty_submit_leaves_the_try_count_and_a_wrong_answer_uses_one(browse
     main = page.locator('[data-testid="stMain"]')
     main.get_by_text(tries_left(page, lang, 2), exact=True).wait_for(timeout=30_000)
     submit = page.get_by_role("button", name=STRINGS["quiz.submit"][lang], exact=True)
-    for _ in range(2):  # the second empty Submit used to reveal the answer and mark the question wrong
+    for _ in range(2):  # a second empty Submit too reveals nothing and leaves the question open
         submit.click()
         page.get_by_text(NEED_OPTION[lang]).wait_for(timeout=30_000)
         wait_idle(page)

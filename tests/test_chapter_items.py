@@ -1,5 +1,5 @@
-"""The chapter's items that were only half there (issue 27), each with its lesson paragraph and a graded check,
-in zh in the chapter's own words and in en."""
+"""Each of the chapter's items has its lesson paragraph and a graded check, in zh in the chapter's own words and
+in en."""
 import re
 
 import pytest

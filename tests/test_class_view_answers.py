@@ -1,4 +1,4 @@
-"""The class view's quiz answers (issue 24): a numeric answer is its number with the question's unit, never the stored
+"""The class view's quiz answers: a numeric answer is its number with the question's unit, never the stored
 record (`{'answer': '491', 'meas…`), coloured right or wrong against the figure the student's own run measured, with
 that figure said above the bars; every student string (an answer, a name) is text in labels, tables and charts."""
 import json

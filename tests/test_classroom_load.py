@@ -3,9 +3,9 @@
 They speak Streamlit's websocket as a browser does, so what bench/classroom_load.py reports about forty
 of them is what the server does for forty browsers. Here eight press the same lecture moment within half a
 second on a fresh `python -m ui.serve`: each must get the page, the moment's first frame and then frames
-playing (or the views that play in the browser), with no exception drawn on any page. (Written for a bug
-this found: sessions drawing their first figure at once imported pandas together, and all but one got
-a half-initialised module, ui/serve.py.) Timings are the benchmark's job."""
+playing (or the views that play in the browser), with no exception drawn on any page: sessions that draw their
+first figure at once, importing pandas together, each get the whole module (ui/serve.py imports it first).
+Timings are the benchmark's job."""
 import pytest
 import sys
 

@@ -1,4 +1,4 @@
-"""Property tests for the doors that take input from outside (issue 25): SamplingParams, the trace loader and the
+"""Property tests for the doors that take input from outside: SamplingParams, the trace loader and the
 classroom store each either accept a value or refuse it with their one error (ConfigError, TraceError,
 StorageError), for any value whatever: lone surrogates, 400-digit integers, NaN, JSON nested past any limit.
 And what the server's request models let through, SamplingParams takes: one schema, so no request that passed

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.server.bench_report import RequestResult, parse_goodput, summarize
+from engine.server.bench_report import RequestResult, build_report, parse_goodput
 from engine.server.cli import make_app
 from engine.server.loadgen import LoadSpec, run_load, send_times, bench_requests
 from engine.server.metric_reader import read_metrics
@@ -52,7 +52,7 @@ def test_send_times_keep_the_mean_rate_and_inf_sends_everything_at_once():
 def test_goodput_counts_only_requests_within_every_slo():
     fast = RequestResult("a", success=True, output_tokens=3, ttft=0.1, latency=0.3, token_times=[0.1, 0.2, 0.3])
     slow = RequestResult("b", success=True, output_tokens=3, ttft=0.9, latency=1.2, token_times=[0.9, 1.0, 1.2])
-    report = summarize([fast, slow], duration=2.0, slos=parse_goodput(["ttft:500"]))
+    report = build_report([fast, slow], duration=2.0, slos=parse_goodput(["ttft:500"]))
     assert report["request_goodput"] == 0.5 and report["completed"] == 2
     assert set(report["per_class"]) == {"a", "b"}
     with pytest.raises(ValueError, match="ttft:MS"):

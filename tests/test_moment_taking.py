@@ -1,6 +1,6 @@
-"""A lecture moment is taken when its page has started its runs, not when its page first reads it: a rerun cut
+"""A lecture moment is taken when its page has started its runs, not when its page first reads it: after a rerun cut
 short in between (a second click on Skip lands while the first one's rerun sets the runs up, and Streamlit stops
-that rerun for the new one) used to leave the moment set up with no run, and the lecturer had to open it again."""
+that rerun for the new one) the moment still has its runs, and the lecturer need not open it again."""
 import pytest
 
 from tests.app_support import runs_ended

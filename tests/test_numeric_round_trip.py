@@ -1,7 +1,7 @@
 """A numeric question grades against the runs the student saw: open the question's experiment on its lab
 page, read the figures from the page's own results table (both runs of a ratio, every class for "which class waited
-longest"), type the answer into the quiz (a prediction: commit it first), and it is correct.
-(Before issue 11 the page and the quiz measured different runs: 607.5 on the page, 491 in the quiz.)"""
+longest"), type the answer into the quiz (a prediction: commit it first), and it is correct: the page and the quiz
+measure one and the same run."""
 import pytest
 import yaml
 

@@ -1,5 +1,5 @@
-"""Wrong instructor passcodes are slowed per session and per client address, and logged (issue 25: 25 guesses
-in 5 s went through with no delay): the clock and the sleep are the test's, the class view's form a real one."""
+"""Wrong instructor passcodes are slowed per session and per client address, and logged (25 guesses in 5 s
+cannot all go through at full speed): the clock and the sleep are the test's, the class view's form a real one."""
 import logging
 import time
 

@@ -1,11 +1,11 @@
-"""The form-only battery (lessons/cues.py) finds a cue that is there: on a bank where the right option is always
+"""The form-only battery (tools/quiz_cues.py) finds a cue that is there: on a bank where the right option is always
 the shortest, or the right set is always the two shortest, or the right reason of a two-tier question is always
 the longest, the strategies that read that form pass it, and the leave-one-out classifier learns it from the
 other questions. (tests/test_quiz_form.py runs the same battery on the real bank.)"""
 import random
 
-from lessons.cues import battery, too_good
 from lessons.loader import Question
+from tools.quiz_cues import battery, too_good
 
 WORDS = "block slot token prefill decode cache step batch queue memory request policy".split()
 

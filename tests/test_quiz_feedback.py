@@ -1,4 +1,4 @@
-"""What the quiz says back (issue 24): a numeric question's wrong first try says too high or too low and where in the
+"""What the quiz says back: a numeric question's wrong first try says too high or too low and where in the
 run to look, never the measured figure, which shows only once the question is done; every question has a hint of its
 own, in both languages, that does not give the answer away; figures print as people write them; an empty Submit
 costs no try; the README counts the questions the bank has; students read moments by their titles, never slugs."""

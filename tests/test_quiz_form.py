@@ -1,12 +1,12 @@
-"""The real quiz bank cannot be passed by form alone, in either language (issue 23): every form-only strategy of
-lessons/cues.py (length, position, words shared with the question, absolute words, because-clauses, and a
+"""The real quiz bank cannot be passed by form alone, in either language: every form-only strategy of
+tools/quiz_cues.py (length, position, words shared with the question, absolute words, because-clauses, and a
 leave-one-out classifier over such features) stays within 10 points of chance on single choice, on each tier of a
 two-tier question and on both tiers together, and under twice chance on the exact set of a multiple-select.
-`python -m lessons.cues` prints every figure; tests/test_quiz_cues.py shows the battery finds a cue that is there."""
+`python -m tools.quiz_cues` prints every figure; tests/test_quiz_cues.py shows the battery finds a cue that is there."""
 import pytest
 
 from lessons import LANGS, load_quiz
-from lessons.cues import battery, single_items, size, too_good
+from tools.quiz_cues import battery, single_items, size, too_good
 
 BANKS = {lang: load_quiz(lang) for lang in LANGS}
 CLASSIFIER = "classifier (leave one question out)"

@@ -1,4 +1,4 @@
-"""The quiz page takes every question type in both languages (issue 23), and bad input gets a clear message in the
+"""The quiz page takes every question type in both languages, and bad input gets a clear message in the
 student's language, no traceback and no try used: nothing picked, nothing ticked, an unticked two-tier reason, an
 ordering left half done, a prediction that is not a number, a numeric answer before its run. A two-tier question
 counts only with both tiers right and says which tier was not; a multiple-select shows its per-option credit; a

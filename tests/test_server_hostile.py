@@ -1,6 +1,6 @@
-"""python -m engine serve against a hostile client (issue 25): each input that once crashed the core, failed
-another client's stream or answered 500 in plain text now gets a 4xx in OpenAI's shape naming the field, while a
-concurrent stream finishes unharmed; a request that fails inside the engine ends alone; a killed or stopped core
+"""python -m engine serve against a hostile client: each input that could crash the core, fail another client's
+stream or get a 500 in plain text gets a 4xx in OpenAI's shape naming the field, while a concurrent stream
+finishes unharmed; a request that fails inside the engine ends alone; a killed or stopped core
 is noticed, answered for and restarted."""
 import asyncio
 import json
@@ -89,7 +89,8 @@ def js(obj) -> bytes:
 
 
 COMPLETIONS, CHAT = "/v1/completions", "/v1/chat/completions"
-HOSTILE = [  # (what issue 25 found, path, body, content type, extra headers, status, param)
+HOSTILE = [  # (the hostile input and what it could do unchecked, the test id; path, body, content type, extra
+    #          headers, status, param)
     ("a seed of 2**64 killed the core", COMPLETIONS, js({"prompt": "x", "seed": 2 ** 64}), None, None, 400, "seed"),
     ("temperature NaN failed the other stream", COMPLETIONS, b'{"prompt": "x", "temperature": NaN}', None, None,
      400, None),

@@ -15,7 +15,7 @@ from tests.test_zh_prose import english_words
 
 ROOT = Path(__file__).resolve().parent.parent
 ZH_ONLY = [*sorted((ROOT / "lessons/zh").glob("*.md")), ROOT / "lessons/zh/quiz.yaml", ROOT / "lessons/zh/tasks.yaml"]
-MIXED = [ROOT / "lessons/moments.yaml", ROOT / "lessons/glossary.yaml", ROOT / "lessons/evidence/messages.yaml",
+MIXED = [ROOT / "lessons/moments.yaml", ROOT / "lessons/glossary.yaml", ROOT / "lessons/strings.yaml",
          ROOT / "lessons/vllm_v1.yaml",
          ROOT / "ui/shell/strings.yaml"]
 # Keyword lists name what a student might type (学生常常中英混写), not what the lab says.

@@ -64,8 +64,10 @@ def is_good(r: RequestResult, slos: dict[str, float]) -> bool:
     return r.success and all(values[k] * 1000 <= v for k, v in slos.items())
 
 
-def summarize(results: list[RequestResult], duration: float, slos: dict[str, float] | None = None,
+def build_report(results: list[RequestResult], duration: float, slos: dict[str, float] | None = None,
               percentiles=(99,)) -> dict:
+    """A load test's report in `vllm bench serve`'s field names, from what the client saw of each request
+    (throughput, latency percentiles, goodput, per class); format_report prints it."""
     ok = [r for r in results if r.success]
     out_tokens = sum(r.output_tokens for r in ok)
     in_tokens = sum(r.prompt_len for r in ok)

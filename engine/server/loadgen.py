@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engine.server.bench_report import RequestResult, format_report, parse_goodput, summarize
+from engine.server.bench_report import RequestResult, build_report, format_report, parse_goodput
 from engine.server.metric_reader import read_metrics
 
 SCRAPE_INTERVAL_S = 0.5
@@ -215,7 +215,7 @@ async def run_load(spec: LoadSpec, requests: list[BenchRequest],
         await scraper
         if bar:
             bar.close()
-    report = summarize(results, duration, spec.slos, spec.percentiles)
+    report = build_report(results, duration, spec.slos, spec.percentiles)
     return {"model": model, "base_url": spec.base_url, "endpoint": spec.endpoint,
             "request_rate": spec.request_rate, "burstiness": spec.burstiness, "max_concurrency": spec.max_concurrency,
             "num_prompts": len(requests), **report, "timeline": timeline,

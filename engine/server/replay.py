@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import torch
 
 from engine import EngineConfig, LLMEngine, SamplingParams, ServiceClass
-from engine.server.bench_report import RequestResult, summarize
+from engine.server.bench_report import RequestResult, build_report
 from engine.server.loadgen import BenchRequest, LoadSpec, send_times
 
 
@@ -76,7 +76,7 @@ def _run(loaded, config: EngineConfig, requests: list[BenchRequest], spec: LoadS
         res.itl = [b - a for a, b in zip(token_times, token_times[1:])]
         res.latency = token_times[-1] - start
     duration = max((r.start + r.latency for r in results if r.success), default=0.0)
-    report = summarize(results, duration, spec.slos, spec.percentiles)
+    report = build_report(results, duration, spec.slos, spec.percentiles)
     return {"model": loaded.name, "num_prompts": len(requests), "request_rate": spec.request_rate, **report,
             "timeline": timeline, "engine_kind": "lab", "preemptions": preemptions,
             "requests": [r.to_dict() for r in results]}

@@ -1,18 +1,9 @@
-"""What each evidence finding says, in the student's language (messages.yaml). Fields are named by their
-worksheet labels."""
+"""What each evidence finding says, in the student's language (the `evidence.<code>` strings of
+lessons/strings.yaml). Fields are named by their worksheet labels."""
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
-
-import yaml
-
 from lessons.evidence.checks import Finding
-
-
-@lru_cache(maxsize=1)
-def texts() -> dict:
-    return yaml.safe_load((Path(__file__).with_name("messages.yaml")).read_text(encoding="utf-8"))
+from lessons.strings import phrase
 
 
 def say(finding: Finding, lang: str, labels: dict[str, str] | None = None) -> str:
@@ -24,5 +15,4 @@ def say(finding: Finding, lang: str, labels: dict[str, str] | None = None) -> st
             return ("、" if lang == "zh" else ", ").join(str(named(v)) for v in value)
         return labels.get(value, value) if isinstance(value, str) else value
     params = {k: named(v) for k, v in finding.params.items()}
-    text = texts()[finding.code].get(lang) or texts()[finding.code]["en"]
-    return text.format(**params)
+    return phrase(f"evidence.{finding.code}", lang, **params)

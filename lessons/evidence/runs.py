@@ -113,9 +113,6 @@ class RunSpec:
             raise SpecError("not_a_run")
         return cls(d.get("workload"), dict(d.get("settings") or {}), d.get("seed", 0), d.get("change"))
 
-    def with_settings(self, **settings) -> "RunSpec":
-        return dataclasses.replace(self, settings={**self.settings, **settings})
-
     def built(self) -> tuple[Workload, dict]:
         """The workload this spec runs and its settings (the workload's suggestions come on top in
         engine_config_for), with the change applied."""

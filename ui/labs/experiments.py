@@ -63,7 +63,7 @@ def _shared(model_name: str, loaded, requests: list[TraceRequest], configs: list
             ) -> list[LiveRun]:
     """The recorded runs, shared by every session: started by whichever session asked first and stepped to
     their end in the background, so the steps already taken play at once."""
-    return [run_cache.RUNS.get(run_cache.run_key(model_name, device(), requests, config, label),
+    return [run_cache.RUNS.get(run_cache.cache_key(model_name, device(), requests, config, label),
                                lambda label=label, config=config: LiveRun(loaded, requests, config, label),
                                run_cache.run_bytes)
             for label, config in configs]

@@ -146,7 +146,7 @@ RUNS = RunCache(int(float(os.environ.get("SERVING_LAB_RUN_CACHE_MB", DEFAULT_MB)
 atexit.register(RUNS.close)
 
 
-def run_key(model: str, device: str, requests: list[TraceRequest], config: EngineConfig, label: str) -> tuple:
+def cache_key(model: str, device: str, requests: list[TraceRequest], config: EngineConfig, label: str) -> tuple:
     """What decides a recorded run: the model, the exact requests and the engine settings (and its name)."""
     digest = hashlib.sha256(json.dumps([r.to_dict() for r in requests], sort_keys=True).encode()).hexdigest()
     return model, device, digest, json.dumps(config.to_dict(), sort_keys=True), label

@@ -7,6 +7,7 @@ import streamlit as st
 from classroom import PolicySubmission
 from engine import (MAX_KEY_CHARS, POLICY_KEY_FIELDS, PUBLIC_SEED, ConfigError, PolicyKeyError, builtin_run,
                     compile_key, fcfs_run, grade_key, grade_runs, run_key)
+from lessons import page_slugs as slugs
 from ui.labs import experiments, models
 from ui.labs.models import get_model
 from ui.playback.player import player, show_end
@@ -16,7 +17,7 @@ from ui.progress import worksheet_state
 from ui.shell.i18n import choice, engine_message, t
 from ui.views import results, slots
 
-PAGE = "challenge"
+PAGE = slugs.CHALLENGE
 KEY, VICTIM, PREEMPTIVE = f"{PAGE}.key", f"{PAGE}.victim", f"{PAGE}.preemptive"
 COMPARE, ANONYMOUS, EXAMPLE = f"{PAGE}.compare", f"{PAGE}.anonymous", f"{PAGE}.example"
 ERROR, TRIAL, SUBMITTED = f"{PAGE}.error", f"{PAGE}.trial", f"{PAGE}.submitted"

@@ -7,7 +7,8 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from lessons import answers_from_markdown, answers_to_markdown, load_moments, load_quiz, load_tasks
+from lessons import load_moments, load_quiz, load_tasks
+from lessons.answers_markdown import answers_from_markdown, answers_to_markdown
 from lessons.predictions import Prediction
 from ui.progress import keys, quiz_state, worksheet_state
 from ui.progress.saved import adopt, forget_session_progress, link, prediction, quiz_answer, token, with_store

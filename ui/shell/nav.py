@@ -13,25 +13,26 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lessons import load_lessons
+from lessons import page_slugs as slugs
 from ui.shell import url_state
 from ui.shell.i18n import lang, t
 from ui.shell.keys import INSTRUCTOR, NAV_PAGES, SCROLL_TOP
 
 SECTIONS = {
-    "nav.lessons": [("home", "pages/home.py", "home.title", "🏠")],
-    "nav.labs": [("why-batch", "pages/why_batch.py", "wb.title", "📈"),
-                 ("static-vs-continuous", "pages/static_vs_continuous.py", "svc.title", "🧱"),
-                 ("paged-kv", "pages/paged_kv.py", "kv.title", "🗂️"),
-                 ("policies", "pages/policies.py", "pol.title", "⚖️"),
-                 ("real-server", "pages/real_server.py", "rs.title", "🛰️")],
-    "nav.practice": [("tasks", "pages/tasks.py", "tasks.title", "📝"),
-                     ("quiz", "pages/quiz.py", "quiz.title", "✅"),
-                     ("challenge", "pages/challenge.py", "ch.title", "🏁"),
-                     ("glossary", "pages/glossary.py", "gloss.title", "📚"),
-                     ("playground", "pages/playground.py", "pg.title", "🛝")],
+    "nav.lessons": [(slugs.HOME, "pages/home.py", "home.title", "🏠")],
+    "nav.labs": [(slugs.WHY_BATCH, "pages/why_batch.py", "wb.title", "📈"),
+                 (slugs.STATIC_VS_CONTINUOUS, "pages/static_vs_continuous.py", "svc.title", "🧱"),
+                 (slugs.PAGED_KV, "pages/paged_kv.py", "kv.title", "🗂️"),
+                 (slugs.POLICIES, "pages/policies.py", "pol.title", "⚖️"),
+                 (slugs.REAL_SERVER, "pages/real_server.py", "rs.title", "🛰️")],
+    "nav.practice": [(slugs.TASKS, "pages/tasks.py", "tasks.title", "📝"),
+                     (slugs.QUIZ, "pages/quiz.py", "quiz.title", "✅"),
+                     (slugs.CHALLENGE, "pages/challenge.py", "ch.title", "🏁"),
+                     (slugs.GLOSSARY, "pages/glossary.py", "gloss.title", "📚"),
+                     (slugs.PLAYGROUND, "pages/playground.py", "pg.title", "🛝")],
 }
 # in instructor mode only
-INSTRUCTOR_SECTION = {"nav.instructor": [("class", "pages/class_view.py", "cv.title", "👩‍🏫")]}
+INSTRUCTOR_SECTION = {"nav.instructor": [(slugs.CLASS, "pages/class_view.py", "cv.title", "👩‍🏫")]}
 
 
 def _lesson_page(render: Callable[[str], None], lesson_id: str):
@@ -49,7 +50,7 @@ def navigation(render_lesson: Callable[[str], None]):
                   lessons, render_lesson)
     # a copy per run: st.navigation marks the page it returns as the one to run, once (a flag on the page)
     pages = {section: [copy.copy(p) for p in entries] for section, entries in made.items()}
-    st.session_state[NAV_PAGES] = {p.url_path or "home": p for section in pages.values() for p in section}
+    st.session_state[NAV_PAGES] = {p.url_path or slugs.HOME: p for section in pages.values() for p in section}
     return st.navigation(pages, expanded=True)  # labs and practice stay in sight, not behind "View more"
 
 
@@ -59,11 +60,11 @@ def _pages(app_folder, language: str, instructor: bool, lessons: tuple, render_l
     page resolves its file's path (system calls that each wait for the interpreter lock on a busy server:
     ~35 ms of every page run with forty students)."""
     sections = {**SECTIONS, **(INSTRUCTOR_SECTION if instructor else {})}
-    pages = {t(section): [st.Page(path, title=t(title), icon=icon, url_path=url, default=(url == "home"))
+    pages = {t(section): [st.Page(path, title=t(title), icon=icon, url_path=url, default=(url == slugs.HOME))
                           for url, path, title, icon in entries]  # the default page lives at "/"
              for section, entries in sections.items()}
     pages[t("nav.lessons")] += [st.Page(_lesson_page(render_lesson, lesson_id), title=title, icon="📖",
-                                        url_path=f"lesson-{lesson_id}") for lesson_id, title in lessons]
+                                        url_path=slugs.lesson_page(lesson_id)) for lesson_id, title in lessons]
     return pages
 
 

@@ -34,9 +34,9 @@ def render(lesson_id: str) -> None:
     st.divider()
     c = st.columns(2)
     if index > 0 and c[0].button(f"← {lessons[index - 1].title}", key=f"lesson.{lesson_id}.prev"):
-        nav.go(f"lesson-{lessons[index - 1].id}")
+        nav.go(lessons[index - 1].page)
     if index + 1 < len(lessons) and c[1].button(f"{lessons[index + 1].title} →", key=f"lesson.{lesson_id}.next"):
-        nav.go(f"lesson-{lessons[index + 1].id}")
+        nav.go(lessons[index + 1].page)
 
 
 def vllm_box(lesson_id: str) -> None:

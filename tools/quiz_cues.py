@@ -8,10 +8,11 @@ a two-tier question (the answer, then the reason) counts as a single-choice ques
 section scores both tiers right together against 1 / (options x reasons); multiple-select as the share of
 questions whose exact set is ticked, against a random set's chance.
 
-    .venv/bin/python -m lessons.cues      # every strategy's score, per language
+    .venv/bin/python -m tools.quiz_cues      # every strategy's score, per language
 """
 from __future__ import annotations
 
+import math
 import re
 from itertools import combinations
 from typing import Callable
@@ -134,20 +135,25 @@ def _base(q: Question) -> str:
     return q.id.split(TIER)[0]
 
 
+def _hit(strategy, q: Question, lang: str, seed: int) -> float:
+    """1 for a right pick on the options in the seed's order, split evenly among tied picks."""
+    picks = strategy(q, lang, option_order(q, seed))
+    return (q.answer in picks) / len(picks)
+
+
+def _strategy_means(items: list[Question], score) -> dict[str, float]:
+    """Each single-choice strategy's mean `score(strategy, question, seed)` over the items and SEEDS."""
+    return {name: sum(score(strategy, q, seed) for q in items for seed in SEEDS) / (len(items) * len(SEEDS))
+            for name, strategy in SINGLE.items()}
+
+
 def single_scores(questions: list[Question], lang: str) -> dict[str, float]:
     """Each strategy's share of single-choice questions (and two-tier tiers) right (ties split, averaged over
     SEEDS), the leave-one-out classifier's, and chance."""
     single = single_items(questions)
     if not single:
         return {}
-    scores = {}
-    for name, strategy in SINGLE.items():
-        total = 0.0
-        for q in single:
-            for seed in SEEDS:
-                picks = strategy(q, lang, option_order(q, seed))
-                total += (q.answer in picks) / len(picks)
-        scores[name] = total / (len(single) * len(SEEDS))
+    scores = _strategy_means(single, lambda strategy, q, seed: _hit(strategy, q, lang, seed))
     scores["classifier (leave one question out)"] = _classifier_single(questions, single, lang)
     scores["chance"] = sum(1 / len(q.options) for q in single) / len(single)
     return scores
@@ -197,17 +203,8 @@ def two_tier_scores(questions: list[Question], lang: str) -> dict[str, float]:
     two = [q for q in questions if q.type == "two_tier"]
     if not two:
         return {}
-    scores = {}
-    for name, strategy in SINGLE.items():
-        total = 0.0
-        for q in two:
-            for seed in SEEDS:
-                hit = 1.0
-                for tier in tiers(q):
-                    picks = strategy(tier, lang, option_order(tier, seed))
-                    hit *= (tier.answer in picks) / len(picks)
-                total += hit
-        scores[name] = total / (len(two) * len(SEEDS))
+    scores = _strategy_means(two, lambda strategy, q, seed: math.prod(_hit(strategy, tier, lang, seed)
+                                                                      for tier in tiers(q)))
     bank = _choice(questions)
     scores["classifier (leave one question out)"] = sum(
         _classifier_hit(bank, a, lang) * _classifier_hit(bank, r, lang) for a, r in map(tiers, two)) / len(two)
