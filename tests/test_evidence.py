@@ -2,12 +2,11 @@
 own runs and fails when a figure is changed, a run is swapped for another, a run is named that was never
 made, or the claimed effect is absent."""
 import pytest
+from run_store import once
 
 from engine import load_model
 from lessons.evidence import (METRICS, RunSpec, SpecError, check_batching, check_effects, check_goal, check_paging,
                               effect_specs, goal_specs, measure, say)
-
-_MEASURED: dict = {}
 
 
 @pytest.fixture(scope="module")
@@ -16,9 +15,8 @@ def model():
 
 
 def summary(model, spec: RunSpec) -> dict:
-    if spec.key not in _MEASURED:
-        _MEASURED[spec.key] = measure(spec, model)
-    return _MEASURED[spec.key]
+    """The spec's run, measured once per test session (every test and worker that names it reads the same)."""
+    return once(f"evidence:tiny:{spec.key}", lambda: measure(spec, model))
 
 
 def shown(metric: str, s: dict, who: str = "all") -> str:

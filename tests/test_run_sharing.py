@@ -11,7 +11,7 @@ from engine.core.snapshot import StepSnapshot
 from engine.lab.columns import SnapshotColumns
 from engine.lab.experiment import LiveRun, engine_config_for, run_requests, workload_requests
 from engine.lab.workload import preset
-from ui.playback.run_cache import RunCache, run_bytes
+from ui.playback.run_cache import RunCache, RunStore, run_bytes
 
 RUNS = [  # (workload, scale, settings): every kind of step a view can meet
     ("high-variance", 1.0, {"max_num_seqs": 16}),  # slots refilled, requests finishing
@@ -109,6 +109,21 @@ def test_concurrent_asks_for_one_run_compute_it_once_and_get_the_same_steps_as_a
     assert got[0].done and cache.get("moment", make, run_bytes) is got[0] and len(built) == 1
     alone = run_requests(tiny, requests, config).snapshots
     assert _untimed(got[0].snapshots) == _untimed(alone)  # stepped by a background thread: the same run, step for step
+
+
+def test_a_run_one_process_stored_is_read_back_by_another_frame_for_frame_without_computing(tiny, tmp_path):
+    """The test session's run store (SERVING_LAB_RUN_STORE): an ended run written by one cache is what a cache with
+    the same folder (another process) gets for the same key: every frame and the summary, nothing computed."""
+    make, built, _ = _maker(tiny)
+    first = RunCache(max_bytes=10**9, store=RunStore(tmp_path))
+    computed = first.get("moment", make, run_bytes)
+    first.join()
+    assert computed.done and list(tmp_path.glob("*.pkl"))
+    second = RunCache(max_bytes=10**9, store=RunStore(tmp_path))
+    read = second.get("moment", make, run_bytes)
+    assert len(built) == 1 and second.computed == 0 and read.done and second.bytes > 0
+    assert list(read.snapshots) == list(computed.snapshots) and read.summary() == computed.summary()
+    assert second.get("another moment", make, run_bytes) is not read and len(built) == 2  # keyed: no other run's
 
 
 @pytest.mark.slow
