@@ -97,7 +97,7 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if cuda_available() else "cpu"
     if device.startswith("cuda") and not cuda_available():
-        raise ConfigError(f"device={device!r} but this machine has no CUDA GPU: use device='cpu' or 'auto'")
+        raise ConfigError("config.no_cuda", value=device)
     return device
 
 
