@@ -1,7 +1,8 @@
 """Lab: scheduling policies side by side: who waits, who meets the SLO, how fair, at what cost."""
 import streamlit as st
 
-from engine import POLICIES, EngineConfig, request_metrics
+from engine.config import EngineConfig, POLICIES
+from engine.lab.metrics import request_metrics
 from ui.labs import bounded, experiments
 from ui.instructor import moments
 from ui.views import results, slots

@@ -1,7 +1,7 @@
 """Lab: why batch? Run the model's decode step at batch sizes 1…64 on this device, now."""
 import streamlit as st
 
-from engine import measure_batch_curve
+from engine.lab.experiment import measure_batch_curve
 from ui.instructor import moments
 from ui.shell.i18n import labels, t
 from ui.labs import models

@@ -134,8 +134,11 @@ def _name(node: ast.AST) -> str | None:
 def engine_error_classes(trees: dict[str, ast.Module]) -> set[str]:
     """EngineMessage, EngineError and every subclass: those imported (walked through __subclasses__) and those
     any scanned module defines (read from its classes' bases)."""
-    import engine  # noqa: F401  (its façade imports the modules that define the engine's own subclasses)
+    import engine
     from engine.messages import EngineError
+
+    for name in engine.__all__:  # the façade's names load the modules that define the engine's own subclasses
+        getattr(engine, name)
 
     found, todo = set(), [EngineError]
     while todo:

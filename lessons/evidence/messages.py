@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
-from lessons.evidence.checks import Finding
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from lessons.evidence.checks import Finding
 
 
 @lru_cache(maxsize=1)

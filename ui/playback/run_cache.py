@@ -18,8 +18,13 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
 
-from engine import EngineConfig, LiveRun, TraceRequest
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.config import EngineConfig
+    from engine.lab.experiment import LiveRun
+    from engine.lab.trace import TraceRequest
+
 
 DEFAULT_MB = 512
 log = logging.getLogger(__name__)
