@@ -17,7 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.experiment import run_requests, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.models.loader import load_model
 from engine.lab.workload import preset
 

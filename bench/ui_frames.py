@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 import plotly.io as pio  # noqa: E402
 import torch  # noqa: E402
 
-from engine.lab.experiment import LiveRun, engine_config_for, workload_requests  # noqa: E402
+from engine.lab.experiment import LiveRun, workload_requests  # noqa: E402
+from engine.lab.workload import engine_config_for  # noqa: E402
 from engine.models.loader import load_model  # noqa: E402
 from engine.server.thread import free_port  # noqa: E402
 from engine.lab.metrics import kv_timeline  # noqa: E402

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.messages import ConfigError
-from engine.policy_key import compile_key  # a refused key is a PolicyKeyError (a ConfigError) at line and column
 
 
 def cdiv(a: int, b: int) -> int:
@@ -97,7 +96,7 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if cuda_available() else "cpu"
     if device.startswith("cuda") and not cuda_available():
-        raise ConfigError(f"device={device!r} but this machine has no CUDA GPU: use device='cpu' or 'auto'")
+        raise ConfigError("config.no_cuda", value=device)
     return device
 
 
@@ -170,6 +169,10 @@ class EngineConfig:
         need(self.dtype in DTYPE_NAMES, "config.dtype", value=self.dtype)
         need(self.policy_key_budget_ms > 0, "config.policy_key_budget_ms", value=self.policy_key_budget_ms)
         if self.policy_key is not None or self.policy_victim_key is not None:
+            # a refused key is a PolicyKeyError (a ConfigError) at line and column; imported here, where a key is
+            # set, so that the settings sit one step above the messages and the scheduler's import chain stays short
+            from engine.policy_key import compile_key
+
             compile_key(self.policy_key if self.policy_key is not None else "")
             if self.policy_victim_key is not None:
                 compile_key(self.policy_victim_key)

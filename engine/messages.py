@@ -31,6 +31,21 @@ MESSAGES: dict[str, str] = {
                                          "least max_model_len ({max_model_len}) so that the longest prompt fits "
                                          "one step",
     "config.request_id_in_use": "request id {request_id!r} is already in use",
+    "config.no_cuda": "device={value!r} but this machine has no CUDA GPU: use device='cpu' or 'auto'",
+    "config.device_mismatch": "device={asked!r} but the model's weights are on {device}: load the model with "
+                              "device={asked!r}, or use device='auto'",
+    "config.dtype_mismatch": "dtype={asked!r} but the model's weights are {dtype}: load the model with that dtype, "
+                             "or use dtype='auto'",
+    "config.triton_imported_first": "triton was imported before its interpreter was switched on: import engine (or "
+                                    "kernels) before anything that imports triton, or use attention_backend='torch' "
+                                    "on CPU",
+    "config.triton_missing": "the triton backend is unavailable here ({detail}); use attention_backend='torch'",
+    "config.triton_interpreted": "the Triton kernels were defined under TRITON_INTERPRET=1, so they would not "
+                                 "compile for CUDA: unset TRITON_INTERPRET (or, in this process, use "
+                                 "attention_backend='torch')",
+    "config.token_id_not_int": "prompt token ids must be integers: position {position} holds {value!r}",
+    "config.token_id_beyond_vocab": "prompt token id {token} at position {position} is outside the vocabulary (ids 0 "
+                                    "to {last}, vocab_size {vocab_size})",
     "config.token_beyond_vocab": "request {request_id} has token ids beyond this model's vocabulary ({vocab_size}): "
                                  "it was recorded with another model; switch the model in the sidebar",
     # sampling parameters
@@ -80,7 +95,11 @@ MESSAGES: dict[str, str] = {
     "trace.priority": "line {line}: request {request_id}: priority must be an integer",
     "trace.request_class": "line {line}: request {request_id}: request_class must be a string",
     "trace.prompt": "line {line}: request {request_id}: prompt must be a string or null",
+    "trace.params_not_objects": "line {line}: request {request_id}: sampling_params and slo must be JSON objects",
+    "trace.slo_value": "line {line}: request {request_id}: slo.{name} must be a number from 0 to {limit} or null",
     "trace.request_invalid": "line {line}: request {request_id}: {detail}",
+    # the policy challenge (engine/lab/challenge.py)
+    "challenge.seeds": "{name} must be two seeds, such as 1234,5678 (got {value!r})",
     # models and loaders
     "model.unknown": "no model named {name!r}: use one of {choices}, a .gguf file, or a folder with config.json "
                      "and *.safetensors",
@@ -136,10 +155,17 @@ MESSAGES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class EngineMessage:
-    """A code and its parameters; str() is the English text. A parameter may itself be a message."""
+    """A code and its parameters; str() is the English text. A parameter may itself be a message.
+
+    The code must be a key of MESSAGES: an unknown one is a programming error, raised here (KeyError)."""
 
     code: str
     params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.code not in MESSAGES:
+            raise KeyError(f"unknown engine message code {self.code!r}: add it to MESSAGES in engine/messages.py "
+                           f"and engine.{self.code} to ui/shell/strings.yaml")
 
     def __str__(self) -> str:
         return render(self.code, self.params, MESSAGES)
@@ -152,16 +178,22 @@ def render(code: str, params: dict, templates: dict[str, str]) -> str:
 
 
 class EngineError(ValueError):
-    """An error with a message code. `EngineError("plain text")` still works (no code) for call sites
-    not yet given one; the lab then shows the English text."""
+    """An error with a message code (a key of MESSAGES) and its parameters; str() is the English text."""
 
     def __init__(self, code: str, **params):
-        self.message = EngineMessage(code, params) if code in MESSAGES else None
-        super().__init__(str(self.message) if self.message else code)
+        self.message = EngineMessage(code, params)
+        super().__init__(str(self.message))
+
+    def __reduce__(self):  # pickle and copy rebuild from the code, not from the English text in args
+        return _rebuild, (type(self), self.message.code, self.message.params)
 
     @property
-    def code(self) -> str | None:
-        return self.message.code if self.message else None
+    def code(self) -> str:
+        return self.message.code
+
+
+def _rebuild(cls: type[EngineError], code: str, params: dict) -> EngineError:
+    return cls(code, **params)
 
 
 class ConfigError(EngineError):

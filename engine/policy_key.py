@@ -152,9 +152,10 @@ class _Builder:
 
     def build(self, node: ast.AST) -> tuple[Callable, str]:
         method = getattr(self, f"_{type(node).__name__}", None)
+        if isinstance(node, ast.Attribute):
+            raise self.refuse("policy_key.attribute", node)
         if method is None:
-            code = {ast.Attribute: "policy_key.attribute"}.get(type(node), "policy_key.construct")
-            raise self.refuse(code, node)
+            raise self.refuse("policy_key.construct", node)
         return method(node)
 
     def _Constant(self, node: ast.Constant):
@@ -180,9 +181,10 @@ class _Builder:
         if name in CONSTANTS:
             value = CONSTANTS[name]
             return (lambda v: value), "number"
+        if name not in FIELDS and name in FUNCTIONS:
+            raise self.refuse("policy_key.unknown_function", node, name=name, fields=", ".join(FIELDS))
         if name not in FIELDS:
-            hint = "function" if name in FUNCTIONS else "name"
-            raise self.refuse(f"policy_key.unknown_{hint}", node, name=name, fields=", ".join(FIELDS))
+            raise self.refuse("policy_key.unknown_name", node, name=name, fields=", ".join(FIELDS))
         self.names.add(name)
         return (lambda v: v[name]), "text" if name in TEXT_FIELDS else "number"
 
@@ -231,9 +233,10 @@ class _Builder:
         ops = []
         for op in node.ops:
             fn = _COMPARE.get(type(op))
-            if fn is None or ("text" in kinds and fn not in (operator.eq, operator.ne)):
-                raise self.refuse("policy_key.construct" if fn is None else "policy_key.text", node,
-                                  limit=MAX_TEXT_CONSTANT)
+            if fn is None:
+                raise self.refuse("policy_key.construct", node, limit=MAX_TEXT_CONSTANT)
+            if "text" in kinds and fn not in (operator.eq, operator.ne):
+                raise self.refuse("policy_key.text", node, limit=MAX_TEXT_CONSTANT)
             ops.append(fn)
         if len(kinds) > 1:
             raise self.refuse("policy_key.text", node, limit=MAX_TEXT_CONSTANT)

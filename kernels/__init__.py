@@ -17,8 +17,17 @@ from kernels.metadata import AttentionMetadata
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-__all__ = ["AttentionBackend", "AttentionMetadata", "backend_label", "get_backend", "is_interpreted",
-           "load_triton_kernels", "resolve_backend_name"]
+__all__ = ["AttentionBackend", "AttentionMetadata", "TritonUnavailable", "backend_label", "get_backend",
+           "is_interpreted", "load_triton_kernels", "resolve_backend_name"]
+
+
+class TritonUnavailable(RuntimeError):
+    """The Triton backend cannot run in this process. `reason`: "imported_first", "missing" (`detail`: the import
+    error) or "interpreted"; the engine shows each as its own message."""
+
+    def __init__(self, reason: str, text: str, detail: str = ""):
+        super().__init__(text)
+        self.reason, self.detail = reason, detail
 
 
 @dataclass(frozen=True)
@@ -35,17 +44,19 @@ def load_triton_kernels(device: str):
     on_cuda = device.startswith("cuda")
     if not on_cuda:
         if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
-            raise RuntimeError("triton was imported before its interpreter was switched on: "
-                               "import engine (or kernels) before anything that imports triton, "
-                               "or use attention_backend='torch' on CPU")
+            raise TritonUnavailable("imported_first", "triton was imported before its interpreter was switched on: "
+                                    "import engine (or kernels) before anything that imports triton, "
+                                    "or use attention_backend='torch' on CPU")
         os.environ["TRITON_INTERPRET"] = "1"
     try:
         mod = importlib.import_module("kernels.triton_attention")
     except ImportError as e:  # triton missing or broken on this platform
-        raise RuntimeError(f"the triton backend is unavailable here ({e}); use attention_backend='torch'") from e
+        raise TritonUnavailable("missing", f"the triton backend is unavailable here ({e}); use "
+                                "attention_backend='torch'", str(e)) from e
     if on_cuda and is_interpreted(mod):
-        raise RuntimeError("the Triton kernels were defined under TRITON_INTERPRET=1, so they would not compile for "
-                           "CUDA: unset TRITON_INTERPRET (or, in this process, use attention_backend='torch')")
+        raise TritonUnavailable("interpreted", "the Triton kernels were defined under TRITON_INTERPRET=1, so they "
+                                "would not compile for CUDA: unset TRITON_INTERPRET (or, in this process, use "
+                                "attention_backend='torch')")
     return mod
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lessons.evidence import Verdict
+from lessons.evidence.checks import Verdict
 from lessons.loader import Task
 from lessons.reading import normalize
 

@@ -4,7 +4,9 @@ import dataclasses
 import streamlit as st
 
 from lessons import page_slugs as slugs
-from engine import PRESETS, ConfigError, TraceError, preset, read_trace
+from engine.lab.trace import TraceError, read_trace
+from engine.lab.workload import PRESETS, preset
+from engine.messages import ConfigError
 from ui.labs import bounded, downloads, experiments, history
 from ui.views import base, export, kv, results, slots
 from ui.shell.i18n import choice, engine_message, labels, t

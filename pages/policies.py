@@ -2,7 +2,8 @@
 import streamlit as st
 
 from lessons import page_slugs as slugs
-from engine import POLICIES, EngineConfig, request_metrics
+from engine.config import EngineConfig, POLICIES
+from engine.lab.metrics import request_metrics
 from ui.labs import bounded, experiments
 from ui.instructor import moments
 from ui.views import results, slots

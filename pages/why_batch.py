@@ -2,7 +2,7 @@
 import streamlit as st
 
 from lessons import page_slugs as slugs
-from engine import measure_batch_curve
+from engine.lab.experiment import measure_batch_curve
 from ui.instructor import moments
 from ui.shell.i18n import labels, t
 from ui.labs import models

@@ -156,7 +156,8 @@ def answer(at: AppTest, q, value, key: str | None = None) -> None:
 def engine_measured(q):
     """What the quiz's Run button will measure for q, from the same runs made outside the app (the default model,
     the moment's workload at full scale and seed): what a prediction is graded against."""
-    from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+    from engine.lab.experiment import run_requests, workload_requests
+    from engine.lab.workload import engine_config_for
     from engine.lab.workload import preset
     from engine.models.loader import DEFAULT_MODEL, load_model
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from engine.lab.experiment import LiveRun, engine_config_for, workload_requests
+from engine.lab.experiment import LiveRun, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.lab.workload import preset
 from ui.playback import client_player, frame_files
 from viz.figure import Look, grid_png

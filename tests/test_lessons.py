@@ -405,7 +405,8 @@ def test_metric_value_and_numbers():
 @pytest.fixture(scope="module")
 def live_runs():
     """Each numeric question's run (and the runs the content's claims rest on), once, on the tiny model."""
-    from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+    from engine.lab.experiment import run_requests, workload_requests
+    from engine.lab.workload import engine_config_for
     from engine.models.loader import load_model
     from engine.lab.workload import preset
 

@@ -3,7 +3,8 @@ import pytest
 
 from engine import EngineConfig, SamplingParams
 from engine.core.contiguous import blocks_to_reserve
-from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.experiment import run_requests, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.core.llm_engine import LLMEngine
 from engine.lab.metrics import kv_timeline
 from engine.lab.workload import preset

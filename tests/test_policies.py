@@ -2,7 +2,8 @@
 import pytest
 
 from engine import EngineConfig, SamplingParams
-from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.experiment import run_requests, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.core.llm_engine import LLMEngine
 from engine.core.request import SLO, ServiceClass
 from engine.lab.workload import preset

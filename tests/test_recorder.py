@@ -1,7 +1,8 @@
 """Rebuilding a run from its snapshots alone gives the engine's own stamps and metrics."""
 import json
 
-from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.experiment import run_requests, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.lab.recorder import RunRecorder
 from engine.core.snapshot import StepSnapshot
 from engine.lab.workload import preset

@@ -9,7 +9,8 @@ import pytest
 
 from engine.core.snapshot import StepSnapshot
 from engine.lab.columns import SnapshotColumns
-from engine.lab.experiment import LiveRun, engine_config_for, run_requests, workload_requests
+from engine.lab.experiment import LiveRun, run_requests, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.lab.workload import preset
 from ui.playback.run_cache import RunCache, RunStore, run_bytes
 

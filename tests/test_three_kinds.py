@@ -2,7 +2,8 @@
 page's vLLM v1 head-of-line moment beside the lab's preemptive priority."""
 import pytest
 
-from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.experiment import run_requests, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.lab.workload import preset
 from lessons import load_moments
 from tests.test_app_teaching import page

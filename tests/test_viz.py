@@ -8,7 +8,8 @@ import plotly.graph_objects as go
 import pytest
 from PIL import Image
 
-from engine.lab.experiment import LiveRun, engine_config_for, workload_requests
+from engine.lab.experiment import LiveRun, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.lab.metrics import kv_timeline
 from engine.lab.workload import preset
 from viz.blocks import block_pool, grid_shape

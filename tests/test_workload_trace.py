@@ -5,7 +5,8 @@ import random
 import pytest
 
 from engine.__main__ import main
-from engine.lab.experiment import engine_config_for, run_requests, workload_requests
+from engine.lab.experiment import run_requests, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.lab.trace import TraceError, TraceRequest, read_trace, write_trace
 from engine.lab.workload import PRESETS, Arrivals, Lengths, generate, preset
 

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 
-from engine import StepSnapshot
 from viz.figure import cell_mask, figure, image_trace, palette_rgb
 from viz.figure import title as title_
 from viz.palette import CACHED_FREE, FREE, HUES, MARK, MARK_EDGE, tint
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.core.snapshot import StepSnapshot
+
 
 # z codes: 0 free, 1 free but prefix-cached, then per hue three fill levels (full, partial, reserved-empty)
 _LEVELS = 3

@@ -4,10 +4,14 @@ shows its details (the title attribute)."""
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
-from engine import StepSnapshot
 from viz.blocks import block_code
 from viz.palette import FREE, HUES, MARK, contrast_with_white, request_color, tint
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.core.snapshot import StepSnapshot
+
 
 CELL = "display:inline-block;width:{w}px;height:{h}px;margin:1px;border-radius:2px;vertical-align:middle;"
 

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 
-from engine import StepSnapshot
 from viz.figure import PLAIN, Look, figure, image_trace, palette_rgb
 from viz.figure import title as title_
 from viz.palette import HEATMAP_ZMAX, HUES, MARK, MARK_EDGE, heatmap_colorscale
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.core.snapshot import StepSnapshot
+
 
 COLORSCALE = heatmap_colorscale()
 WINDOW = 120  # steps shown at once

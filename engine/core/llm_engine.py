@@ -27,7 +27,7 @@ from engine.messages import ConfigError, EngineMessage
 from engine.sampling_params import SamplingParams
 from engine.core.scheduler import make_scheduler
 from engine.core.snapshot import StepResult, StepSnapshot, StepStats, capture, stats
-from kernels import backend_label, get_backend, resolve_backend_name
+from kernels import TritonUnavailable, backend_label, get_backend, resolve_backend_name
 
 
 def placement(model: torch.nn.Module) -> tuple[str, str]:
@@ -53,12 +53,19 @@ def check_placement(config: EngineConfig, model: torch.nn.Module) -> None:
     if config.device != "auto":
         asked = torch.device(resolve_device(config.device))
         if asked.type != torch.device(device).type or asked.index not in (None, torch.device(device).index):
-            raise ConfigError(f"device={config.device!r} but the model's weights are on {device}: "
-                              f"load the model with device={config.device!r}, or use device='auto'")
+            raise ConfigError("config.device_mismatch", asked=config.device, device=device)
     if config.dtype not in ("auto", dtype):
-        raise ConfigError(f"dtype={config.dtype!r} but the model's weights are {dtype}: "
-                          f"load the model with that dtype, or use dtype='auto'")
+        raise ConfigError("config.dtype_mismatch", asked=config.dtype, dtype=dtype)
     config.device, config.dtype = device, dtype  # recorded in traces as what ran
+
+
+def triton_unavailable(e: TritonUnavailable) -> ConfigError:
+    """Why the Triton backend cannot run here, as an engine message (the kernels know no message codes)."""
+    if e.reason == "missing":
+        return ConfigError("config.triton_missing", detail=e.detail)
+    if e.reason == "imported_first":
+        return ConfigError("config.triton_imported_first")
+    return ConfigError("config.triton_interpreted")
 
 
 def make_block_manager(config: EngineConfig) -> KVAllocator:
@@ -92,8 +99,8 @@ class LLMEngine:
         self.eos_token_ids = tuple(set(model_cfg.eos_token_ids) | set(loaded.tokenizer.eos_token_ids))
         try:
             self.backend = get_backend(config.attention_backend, config.device)
-        except RuntimeError as e:  # triton missing, or compiled/interpreted mode fixed otherwise in this process
-            raise ConfigError(str(e)) from e
+        except TritonUnavailable as e:  # triton missing, or compiled/interpreted mode fixed otherwise in this process
+            raise triton_unavailable(e) from e
         self.block_manager = make_block_manager(config)
         self.scheduler = make_scheduler(config, self.block_manager, policy_for(config))
         self.runner = ModelRunner(loaded.model, config, self.backend)
@@ -155,10 +162,9 @@ class LLMEngine:
         ids, vocab = list(token_ids), self.loaded.model.config.vocab_size
         for i, t in enumerate(ids):
             if not isinstance(t, numbers.Integral) or isinstance(t, bool):
-                raise ConfigError(f"prompt token ids must be integers: position {i} holds {t!r}")
+                raise ConfigError("config.token_id_not_int", position=i, value=t)
             if not 0 <= t < vocab:
-                raise ConfigError(f"prompt token id {t} at position {i} is outside the vocabulary "
-                                  f"(ids 0 to {vocab - 1}, vocab_size {vocab})")
+                raise ConfigError("config.token_id_beyond_vocab", token=t, position=i, last=vocab - 1, vocab_size=vocab)
         return [int(t) for t in ids]
 
     def encode(self, text: str) -> list[int]:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
-from engine.messages import EngineMessage
-from engine.sampling_params import SamplingParams
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.messages import EngineMessage
+    from engine.sampling_params import SamplingParams
 
 
 class RequestStatus(str, enum.Enum):

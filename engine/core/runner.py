@@ -6,14 +6,19 @@ and samples one token for every request whose chunk reached the end of its known
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
-from engine.config import EngineConfig
-from engine.core.allocator import CacheOps, KVAllocator
-from engine.models.llama import LlamaForCausalLM, PagedContext
+from engine.models.llama import PagedContext
 from engine.core.sampler import sample
-from engine.core.scheduler import ScheduledRequest
 from kernels import AttentionBackend, AttentionMetadata
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.config import EngineConfig
+    from engine.core.allocator import CacheOps, KVAllocator
+    from engine.core.scheduler import ScheduledRequest
+    from engine.models.llama import LlamaForCausalLM
 
 
 class ModelRunner:

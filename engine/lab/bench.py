@@ -11,7 +11,8 @@ import json
 import sys
 
 from engine.config import BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
-from engine.lab.experiment import RunResult, engine_config_for, run_requests, workload_requests
+from engine.lab.experiment import RunResult, run_requests, workload_requests
+from engine.lab.workload import engine_config_for
 from engine.models.loader import DEFAULT_MODEL, load_model
 from engine.lab.trace import read_trace, write_trace
 from engine.lab.workload import PRESETS, preset

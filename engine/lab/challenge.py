@@ -56,7 +56,7 @@ def hidden_seeds() -> tuple[int, int]:
     if text:
         parts = [part.strip() for part in text.split(",")]
         if len(parts) != 2 or not all(part.isdigit() for part in parts):
-            raise ConfigError(f"{SEEDS_ENV} must be two seeds, such as 1234,5678 (got {text!r})")
+            raise ConfigError("challenge.seeds", name=SEEDS_ENV, value=text)
         return int(parts[0]), int(parts[1])
     if not SEEDS_FILE.exists():
         SEEDS_FILE.parent.mkdir(parents=True, exist_ok=True)

@@ -28,13 +28,6 @@ class RunResult:
     summary: dict
 
 
-def engine_config_for(workload: Workload | None, **overrides) -> EngineConfig:
-    """The workload's suggested settings, then the caller's (None means: keep the default)."""
-    settings = dict(workload.engine_hints) if workload else {}
-    settings.update({k: v for k, v in overrides.items() if v is not None})
-    return EngineConfig(**settings)
-
-
 def workload_requests(loaded: LoadedModel, workload: Workload, seed: int) -> list[TraceRequest]:
     """The workload's requests drawn with this seed, in the model's tokens (BOS first where it expects one)."""
     bos = bos_prefix(loaded.tokenizer)

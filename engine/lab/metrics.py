@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from engine.config import cdiv
-from engine.core.request import Request
-from engine.core.snapshot import StepSnapshot
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.core.request import Request
+    from engine.core.snapshot import StepSnapshot
+
 
 LATENCIES = ("queue_steps", "ttft_steps", "tpot_steps", "e2e_steps", "queue_s", "ttft_s", "tpot_s", "e2e_s")
 LENGTH_BUCKETS = ((64, "short (<=64 tokens)"), (256, "medium (65-256)"), (math.inf, "long (>256)"))

@@ -164,15 +164,15 @@ def _parse_request(obj: dict, lineno: int) -> TraceRequest:
         fail("trace.prompt")
     params, slo = obj.get("sampling_params") or {}, obj.get("slo") or {}
     if not isinstance(params, dict) or not isinstance(slo, dict):
-        fail("trace.request_invalid", detail="sampling_params and slo must be JSON objects")
+        fail("trace.params_not_objects")
     try:
         params = SamplingParams(**params)  # the bounds every door shares (engine/sampling_params.py)
         slo = SLO(**slo)
     except (TypeError, ValueError) as e:
-        fail("trace.request_invalid", detail=e.message if isinstance(e, EngineError) and e.message else str(e)[:200])
+        fail("trace.request_invalid", detail=e.message if isinstance(e, EngineError) else str(e)[:200])
     for name, value in vars(slo).items():
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not math.isfinite(value) or not 0 <= value <= MAX_INT
                                   or (name.endswith("_steps") and not isinstance(value, int))):
-            fail("trace.request_invalid", detail=f"slo.{name} must be a number from 0 to {MAX_INT} or null")
+            fail("trace.slo_value", name=name, limit=MAX_INT)
     return TraceRequest(rid, ids, params, arrival, cls, priority, slo, prompt)

@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from engine.config import EngineConfig
 from engine.messages import ConfigError
 from engine.core.request import SLO
 from engine.sampling_params import SamplingParams
@@ -191,6 +192,13 @@ def _presets() -> dict[str, Workload]:
 
 
 PRESETS = _presets()
+
+
+def engine_config_for(workload: Workload | None, **overrides) -> EngineConfig:
+    """The workload's suggested settings, then the caller's (None means: keep the default)."""
+    settings = dict(workload.engine_hints) if workload else {}
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return EngineConfig(**settings)
 
 
 def preset(name: str) -> Workload:

@@ -9,13 +9,16 @@ Two ways to run it:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.config import ModelConfig
 from engine.messages import ConfigError
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.config import ModelConfig
 
 
 @dataclass

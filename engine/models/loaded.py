@@ -4,10 +4,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from engine.models.llama import LlamaForCausalLM
-from engine.models.tokenizer import Tokenizer
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.models.llama import LlamaForCausalLM
+    from engine.models.tokenizer import Tokenizer
+
 
 Progress = Callable[[str, float], None]  # (what is happening, fraction done)
 

@@ -11,7 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
-from engine import ConfigError, SamplingParams
+from engine.messages import ConfigError
+from engine.sampling_params import SamplingParams
 from engine.sampling_params import MAX_STOP_LEN, MAX_STOP_STRINGS, SEED_MAX, SEED_MIN
 
 MAX_PROMPT_CHARS = 1 << 18  # 256 Ki characters: far beyond any context this engine serves

@@ -11,7 +11,10 @@ from contextlib import contextmanager
 
 import torch
 
-from engine import EngineConfig, LLMEngine, SamplingParams, ServiceClass
+from engine.config import EngineConfig
+from engine.core.llm_engine import LLMEngine
+from engine.core.request import ServiceClass
+from engine.sampling_params import SamplingParams
 from engine.server.bench_report import RequestResult, build_report
 from engine.server.loadgen import BenchRequest, LoadSpec, send_times
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from engine import POLICIES
+from engine.config import POLICIES
 from lessons.evidence.metrics import EFFECT_METRICS, METRICS, Metric
 from lessons.evidence.runs import CHANGES, RunSpec, SpecError
 from lessons.grading import parse_number

@@ -2,8 +2,12 @@
 lessons/strings.yaml). Fields are named by their worksheet labels."""
 from __future__ import annotations
 
-from lessons.evidence.checks import Finding
+from typing import TYPE_CHECKING
+
 from lessons.strings import phrase
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from lessons.evidence.checks import Finding
 
 
 def say(finding: Finding, lang: str, labels: dict[str, str] | None = None) -> str:

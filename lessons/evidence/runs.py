@@ -8,8 +8,16 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from engine import POLICIES, PRESETS, EngineConfig, Workload, engine_config_for, preset
+from engine.config import POLICIES
+from engine.lab.workload import engine_config_for
+from engine.lab.workload import PRESETS, preset
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.config import EngineConfig
+    from engine.lab.workload import Workload
+
 
 # what a student may set on an evidence run, and the values each may take
 SETTINGS = {

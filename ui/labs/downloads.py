@@ -5,10 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from engine import LiveRun, request_metrics, write_trace
+from engine.lab.metrics import request_metrics
+from engine.lab.trace import write_trace
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
 
 
 def trace_text(run: LiveRun, header: dict) -> str:

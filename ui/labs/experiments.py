@@ -2,16 +2,25 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import streamlit as st
 
-from engine import (ConfigError, EngineConfig, LiveRun, RunResult, Trace, TraceRequest, Workload, engine_config_for,
-                    preset, workload_requests)
+from engine.config import EngineConfig
+from engine.lab.experiment import LiveRun, workload_requests
+from engine.lab.workload import engine_config_for
+from engine.lab.workload import preset
+from engine.messages import ConfigError
 from ui.playback import player, run_cache
 from ui.shell.i18n import engine_message, run_name, t
 from ui.labs import models
 from ui.labs.models import device, get_model
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import RunResult
+    from engine.lab.trace import Trace, TraceRequest
+    from engine.lab.workload import Workload
+
 
 CONFIG_FIELDS = {f.name for f in dataclasses.fields(EngineConfig)}
 

@@ -2,13 +2,18 @@
 runs, and its CSV."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
-from engine import LiveRun
 from ui.labs import downloads
 from ui.shell.i18n import choice, run_name, t
 from ui.shell.style import CHART_CONFIG
 from viz.charts import history_chart
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
+
 
 NAMED = ("batcher", "policy", "kv")  # values that are run names, translated like the labs' runs
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine import BACKENDS, BATCHERS, KV_LAYOUTS, POLICIES, PREEMPTION_MODES, EngineConfig
+from engine.config import BACKENDS, BATCHERS, EngineConfig, KV_LAYOUTS, POLICIES, PREEMPTION_MODES
 from ui.labs import bounded
 from ui.shell.i18n import t
 from ui.shell.style import instructor

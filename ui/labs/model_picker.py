@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine import cuda_available, planned_runtime
+from engine.config import cuda_available
+from engine.core.llm_engine import planned_runtime
 from ui.labs import models
 from ui.labs.models import MODELS, is_loaded
 from ui.shell.i18n import choice, t

@@ -5,10 +5,17 @@ so one process may hold the same model twice: once per device."""
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from engine import DEFAULT_MODEL, LoadedModel, load_model, resolve_device, runtime_of
+from engine.config import resolve_device
+from engine.core.llm_engine import runtime_of
+from engine.models.loader import DEFAULT_MODEL, load_model
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.models.loaded import LoadedModel
+
 
 MODELS = ("tiny", "smollm2")
 MODEL = "model"  # session key: the model the sidebar picked

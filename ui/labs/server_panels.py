@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 import streamlit as st
 
-from engine import PRESETS, EngineConfig
+from engine.config import EngineConfig
+from engine.lab.workload import PRESETS
 from engine.server.loadgen import LoadSpec, run_load, bench_requests
 from engine.server.metric_reader import read_metrics
 from engine.server.replay import run_in_process

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine import Arrivals, ConfigError, Lengths, RequestClassSpec, Workload
+from engine.lab.workload import Arrivals, Lengths, RequestClassSpec, Workload
+from engine.messages import ConfigError
 
 KINDS = ["fixed", "uniform", "exponential", "lognormal"]
 ARRIVALS = ["all-at-once", "poisson", "bursty"]

@@ -22,13 +22,16 @@ import time
 import uuid
 from html import escape
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import streamlit as st
 
-from engine import LiveRun
 from ui.playback import frame_files
 from ui.playback.derived import derived
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
+
 
 CLOCK = "player.client"  # session key: the clock, set only while the player draws a page that plays in the browser
 DRIVER = Path(__file__).with_name("client_player.js").read_text()

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import threading
 import weakref
+from typing import TYPE_CHECKING
 
-from engine import LiveRun
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
+
 
 _BY_RUN: weakref.WeakKeyDictionary[LiveRun, dict] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()

@@ -4,7 +4,7 @@ A view's frames are up to a megabyte or two of JSON. Sent inside the page, they 
 page run, serialised, hashed and written to each student's websocket under the one interpreter lock, once per
 student and per chunk of a run still being computed: forty students playing one run would keep the server
 busy for seconds at every chunk's end. So the frames are gzipped once, into a folder Streamlit already
-serves (the live-chart component's, ui/playback/live_chart.py), and a page carries only the file's URL.
+serves (the live-chart component's, ui/playback/component.py), and a page carries only the file's URL.
 Streamlit's own gzip layer leaves `application/gzip` alone, so a request costs the server a file read;
 the browser unpacks it (DecompressionStream, ui/playback/client_player.js and ui/playback/live_chart.html).
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.playback.live_chart import COMPONENT_DIR, COMPONENT_NAME
+from ui.playback.component import COMPONENT_DIR, COMPONENT_NAME
 
 ROOT = COMPONENT_DIR / "runs"
 STALE_S = 24 * 3600  # another process's folder untouched this long is left from a crash

@@ -11,17 +11,20 @@ from __future__ import annotations
 import functools
 import os
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import streamlit as st
 
-from engine import LiveRun
 from ui.playback import client_player, frame_files
 from ui.shell import a11y
 from ui.shell.i18n import lang, t
+from ui.shell.keys import ANIMATING
 from ui.shell.style import reduced_motion
 
-ANIMATING = "player.animating"  # session key: the page being drawn is playing (charts skip hover layers)
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
+
+
 SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
 # Recorded runs play in the browser (ui/playback/client_player.py); SERVING_LAB_BROWSER_PLAYBACK=0 makes the server draw
 # every frame instead (what a live run always does).

@@ -24,8 +24,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine import EngineConfig, LiveRun, TraceRequest
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.config import EngineConfig
+    from engine.lab.experiment import LiveRun
+    from engine.lab.trace import TraceRequest
+
 
 DEFAULT_MB = 512
 STORE_ENV = "SERVING_LAB_RUN_STORE"
@@ -47,6 +52,8 @@ class RunStore:
             blob = self._path(key).read_bytes()
         except FileNotFoundError:
             return None
+        from engine.lab.experiment import LiveRun  # only where a store is set: the tests' (no chain at start)
+
         requests, snapshots, config, label, stop_reason = pickle.loads(blob)
         run = LiveRun.replay(requests, snapshots, config, label)
         run.stop_reason = stop_reason

@@ -5,8 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import PolicySubmission
-from engine import (MAX_KEY_CHARS, POLICY_KEY_FIELDS, PUBLIC_SEED, ConfigError, PolicyKeyError, builtin_run,
-                    compile_key, fcfs_run, grade_key, grade_runs, run_key)
+from engine.lab.challenge import PUBLIC_SEED, builtin_run, fcfs_run, grade_key, grade_runs, run_key
+from engine.messages import ConfigError
+from engine.policy_key import MAX_KEY_CHARS, PolicyKeyError, compile_key
+from engine.policy_key import FIELDS as POLICY_KEY_FIELDS
 from lessons import page_slugs as slugs
 from ui.labs import experiments, models
 from ui.labs.models import get_model

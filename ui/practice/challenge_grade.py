@@ -1,15 +1,20 @@
 """A policy challenge grade on the page: the per-axis table, one chart, who paid; and the class leaderboard."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from classroom import StorageError
-from engine import CHALLENGE_TARGETS, Grade
+from engine.lab.challenge import DEFAULT_TARGETS as CHALLENGE_TARGETS
 from ui.progress import saved as progress
 from ui.shell.i18n import class_name, t
 from ui.shell.style import CHART_CONFIG, scale_fonts, scaled
 from ui.views.base import fmt
 from viz.charts import grouped_bars
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.challenge import Grade
 
 
 GOAL_TASK = "chat-slo-goal"  # Task 4: the student's goal for the chat service, as numbers

@@ -11,9 +11,12 @@ import json
 
 import streamlit as st
 
-from engine import PRESETS
-from lessons.evidence import (CHANGES, EFFECT_METRICS, Verdict, check_batching, check_effects, check_goal,
-                              check_paging, effect_specs, goal_specs, say)
+from engine.lab.workload import PRESETS
+from lessons.evidence.checks import (Verdict, check_batching, check_effects, check_goal, check_paging, effect_specs,
+                                     goal_specs)
+from lessons.evidence.messages import say
+from lessons.evidence.metrics import EFFECT_METRICS
+from lessons.evidence.runs import CHANGES
 from ui.practice import evidence_runs
 from ui.progress import keys, worksheet_state
 from ui.shell.i18n import class_name, lang, run_name, t

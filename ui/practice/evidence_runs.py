@@ -7,8 +7,9 @@ import json
 
 import streamlit as st
 
-from engine import PRESETS
-from lessons.evidence import METRICS, RunSpec, SpecError
+from engine.lab.workload import PRESETS
+from lessons.evidence.metrics import METRICS
+from lessons.evidence.runs import RunSpec, SpecError
 from ui.labs import experiments, models
 from ui.progress import worksheet_state
 from ui.shell.i18n import run_name, t

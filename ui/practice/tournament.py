@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from classroom import StorageError
-from engine import PUBLIC_SEED, PolicyKeyError, run_key
+from engine.lab.challenge import PUBLIC_SEED, run_key
+from engine.policy_key import PolicyKeyError
 from ui.labs import experiments, models
 from ui.labs.models import get_model
 from ui.playback.player import player, show_end

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine import POLICIES, PRESETS
-from lessons.evidence import CHANGES, EFFECT_METRICS, RunSpec, SpecError
+from engine.config import POLICIES
+from engine.lab.workload import PRESETS
+from lessons.evidence.metrics import EFFECT_METRICS
+from lessons.evidence.runs import CHANGES, RunSpec, SpecError
 from ui.practice import evidence_runs
 from ui.progress import keys, worksheet_state
 from ui.shell.i18n import class_name, run_name, t

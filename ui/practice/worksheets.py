@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lessons.answers_markdown import answers_from_markdown
-from lessons.evidence import Verdict
+from lessons.evidence.checks import Verdict
 from lessons.worksheet_status import TaskStatus, task_status
 from ui.practice import evidence_check, evidence_runs, explanations, worksheet_fields
 from ui.progress import keys, worksheet_state

@@ -7,7 +7,7 @@ from pathlib import Path
 import streamlit as st
 import yaml
 
-from engine import MESSAGES, EngineError, EngineMessage, render_message
+from engine.messages import MESSAGES, EngineError, EngineMessage, render  # the messages alone: no torch
 from ui.shell.keys import LANG
 
 LANGS = ("zh", "en")
@@ -54,13 +54,12 @@ def choice(widget, label: str, options, key: str, prefix: str, **kwargs):
 
 def engine_message(err_or_code, params: dict | None = None) -> str:
     """An engine error, a rejection code or an EngineMessage, in the current language (strings key
-    `engine.<code>`). An error without a code (not the engine's) shows its own text."""
+    `engine.<code>`). Another exception (not the engine's) shows its own text, and so does a code this
+    engine does not know (read from a trace)."""
+    if isinstance(err_or_code, EngineError):
+        err_or_code = err_or_code.message
     if isinstance(err_or_code, EngineMessage):
         code, params = err_or_code.code, err_or_code.params
-    elif isinstance(err_or_code, EngineError):
-        if err_or_code.message is None:
-            return str(err_or_code)
-        code, params = err_or_code.message.code, err_or_code.message.params
     elif isinstance(err_or_code, BaseException):
         return str(err_or_code)
     else:
@@ -68,7 +67,7 @@ def engine_message(err_or_code, params: dict | None = None) -> str:
     if code not in MESSAGES:
         return str(code)
     templates = {c: strings().get(f"engine.{c}", {}).get(lang(), text) for c, text in MESSAGES.items()}
-    return render_message(code, params, templates)
+    return render(code, params, templates)
 
 
 def run_name(label: str) -> str:

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import threading
 from html import escape
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from engine import LiveRun
 from ui.playback import client_player
-from ui.playback.player import ANIMATING
 from ui.playback.derived import derived
 from ui.shell.i18n import labels
+from ui.shell.keys import ANIMATING
 from ui.shell.style import ANIMATING_CONFIG, CHART_CONFIG
 from viz.palette import class_indices, color_indices, run_color
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
+
 
 MIN_FIT = 200  # a fitted chart is never shorter than this (a small window scrolls instead)
 VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", "slot", "preempted", "waiting",

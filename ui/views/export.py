@@ -1,13 +1,17 @@
 """A finished run's views as figures to download (the playground's HTML export; PNG comes from each chart)."""
 from __future__ import annotations
 
-from engine import LiveRun
+from typing import TYPE_CHECKING
+
 from ui.views.base import colors, view_labels
 from ui.views.kv import kv_rows
 from ui.views.slots import timeline_columns
 from viz.blocks import block_pool
 from viz.charts import memory_split
 from viz.timeline import slot_timeline
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
 
 
 def figures(run: LiveRun) -> list:

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from engine import LiveRun, blocks_to_reserve, free_runs, kv_split
+from engine.core.contiguous import blocks_to_reserve
+from engine.lab.metrics import free_runs, kv_split
 from ui.playback import client_player
 from ui.playback.derived import derived
 from ui.playback.live_chart import live_chart
@@ -19,6 +21,10 @@ from viz.blocks import block_pool, pool_frames
 from viz.figure import Look
 from viz.charts import memory_split, split_frames, split_legend_html
 from viz.html import block_tables_html
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
+
 
 def kv_rows(run: LiveRun) -> list[dict]:
     """The memory split per step. Until the run ends, a request is assumed to use its max_tokens."""

@@ -1,13 +1,18 @@
 """A run's figures: the live metrics panel at one frame, the whole-run summary table, and saving runs."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
-from engine import LiveRun
 from ui.labs import downloads
 from ui.shell.i18n import class_name, lang, run_name, t
 from ui.views.base import fmt, html_table, html_view, metric_grid
 from ui.labs import models
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
+
 
 def metrics_panel(run: LiveRun, frame: int, key: str = "metrics") -> None:
     html_view(run, frame, ("metrics", lang()), lambda i: metrics_html(run, i), key)

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import streamlit as st
 
-from engine import LiveRun
 from ui.playback import client_player
 from ui.playback.derived import derived
 from ui.playback.live_chart import Fit, figure_json, live_chart
@@ -19,6 +18,9 @@ from ui.views.results import metrics_panel
 from viz.html import queue_html
 from viz.figure import Look as FigureLook
 from viz.timeline import slot_timeline, timeline_column, timeline_frames
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.lab.experiment import LiveRun
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,16 @@ of that frame are drawn from."""
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from engine import LiveRun, StepSnapshot
 from ui.shell.i18n import lang, t
 from ui.views.base import html_table, html_view
+
+if TYPE_CHECKING:  # annotations only: no import chain at run time
+    from engine.core.snapshot import StepSnapshot
+    from engine.lab.experiment import LiveRun
 
 
 def frame_summary(snap: StepSnapshot) -> str:
