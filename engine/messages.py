@@ -36,9 +36,9 @@ MESSAGES: dict[str, str] = {
                               "device={asked!r}, or use device='auto'",
     "config.dtype_mismatch": "dtype={asked!r} but the model's weights are {dtype}: load the model with that dtype, "
                              "or use dtype='auto'",
-    "config.triton_imported_first": "triton was imported before its interpreter was switched on: import engine (or "
-                                    "kernels) before anything that imports triton, or use attention_backend='torch' "
-                                    "on CPU",
+    "config.triton_imported_first": "triton was imported before its interpreter was switched on: import kernels "
+                                    "(or engine.LLMEngine) before anything that imports triton, or use "
+                                    "attention_backend='torch' on CPU",
     "config.triton_missing": "the triton backend is unavailable here ({detail}); use attention_backend='torch'",
     "config.triton_interpreted": "the Triton kernels were defined under TRITON_INTERPRET=1, so they would not "
                                  "compile for CUDA: unset TRITON_INTERPRET (or, in this process, use "

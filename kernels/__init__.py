@@ -45,7 +45,7 @@ def load_triton_kernels(device: str):
     if not on_cuda:
         if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
             raise TritonUnavailable("imported_first", "triton was imported before its interpreter was switched on: "
-                                    "import engine (or kernels) before anything that imports triton, "
+                                    "import kernels (or engine.LLMEngine) before anything that imports triton, "
                                     "or use attention_backend='torch' on CPU")
         os.environ["TRITON_INTERPRET"] = "1"
     try:
