@@ -133,7 +133,7 @@ class EngineConfig:
     policy_key: str | None = None
     policy_victim_key: str | None = None
     policy_key_preemptive: bool = False
-    policy_key_budget_ms: float = 50.0  # all requests' keys in one step may take at most this long
+    policy_key_budget_ms: float = 50.0  # CPU time all requests' keys may take in one step
     # vLLM v1's scheduler as it is: no waiting request preempts running ones (vLLM issue #40004), preemption by
     # recompute only, and (in both modes) no admission in a step with a preemption. Off: the lab's teaching
     # choices (priority and edf preempt for an urgent arrival; swap as in the vLLM paper and v0).

@@ -148,8 +148,8 @@ MESSAGES: dict[str, str] = {
                               "sqrt's domain ({values})",
     "policy_key.not_a_number": "request {request_id}: `{text}` (line {line}, column {column}) is not a real "
                                "number ({values})",
-    "policy_key.over_budget": "step {step}: the key took {ms} ms for {n} requests, over the budget of {limit_ms} "
-                              "ms a step (stopped at request {request_id})",
+    "policy_key.over_budget": "step {step}: the key took {ms} ms of CPU time for {n} requests, over the budget "
+                              "of {limit_ms} ms a step (stopped at request {request_id})",
 }
 
 
