@@ -117,6 +117,9 @@ def finish_shared_runs() -> None:
         RUNS.join()
 
 
+COLD = {"SERVING_LAB_RUN_STORE": ""}  # no run store, even under the tests: every run is computed here
+
+
 @contextlib.contextmanager
 def lab_server(env: dict | None = None):
     """`python -m ui.serve` on a free loopback port, as `make run` starts it (its run cache starts empty);
@@ -125,7 +128,7 @@ def lab_server(env: dict | None = None):
     log = tempfile.NamedTemporaryFile("w+", prefix="classroom-server-", suffix=".log", delete=False)
     server = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
                                "127.0.0.1", "--server.headless", "true"], cwd=ROOT, stdout=log,
-                              stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+                              stderr=subprocess.STDOUT, env={**os.environ, **COLD, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(240):

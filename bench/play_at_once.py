@@ -35,7 +35,8 @@ STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(enco
 
 def serve(root: Path, cache: str):
     port = free_port()
-    env = {**os.environ, "SERVING_LAB_CACHE": cache, "SERVING_LAB_DB": os.path.join(cache, "lab.sqlite")}
+    env = {**os.environ, "SERVING_LAB_CACHE": cache, "SERVING_LAB_DB": os.path.join(cache, "lab.sqlite"),
+           "SERVING_LAB_RUN_STORE": ""}  # no run store: every run is computed here
     proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",
                              "127.0.0.1", "--server.headless", "true"], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

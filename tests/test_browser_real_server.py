@@ -1,8 +1,10 @@
-"""The Real server page in Debian's chromium: a small load against a `python -m engine serve` that the
-test starts, the live gauges drawn, both runs' results shown, in English and Chinese."""
+"""The Real server page in Debian's chromium, opened by the instructor (the lab server has a passcode): a small load
+against a `python -m engine serve` that the test starts, the live gauges drawn, both runs' results shown, in English
+and Chinese."""
 import pytest
 
-from browser_support import ARTIFACTS, assert_no_errors, open_page
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
+from test_browser_poll import unlock
 from test_real_server_page import start_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.server]
@@ -21,7 +23,11 @@ def engine_server():
 def test_the_real_server_page_runs_a_small_load_against_a_live_server(browser, server, engine_server, lang,
                                                                        labels):
     url_label, prompts_label, run_label, completed_label = labels
-    page = open_page(browser, f"{server}/real-server", lang)
+    page = new_page(browser, lang)
+    unlock(page, server, lang, f"real-server-{lang}")  # the lab server has a passcode: the page is the instructor's
+    page.goto(f"{server}/real-server?lang={lang}&instructor=1")
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
     url_box = page.get_by_label(url_label)
     url_box.fill(engine_server)
     url_box.press("Enter")
