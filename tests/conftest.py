@@ -31,6 +31,7 @@ if _MADE_RUN_STORE:
     os.environ["SERVING_LAB_RUN_STORE"] = _run_store()
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     """Groups for pytest-xdist's --dist loadgroup. The browser tests run on one worker, which starts one lab server
     and one chromium for all of them. Other tests that share a module's module-scoped fixtures run on one worker,
