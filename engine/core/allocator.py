@@ -75,10 +75,10 @@ class BlockViews(NamedTuple):
 class KVAllocator(ABC):
     """A KV layout: the books every layout keeps, and the allocation each subclass decides.
 
-    A subclass answers three questions with one piece of arithmetic each: `_plan` (what making room
-    for a request's next tokens takes, or None when memory is short), `_apply` (carry a plan out) and
-    `worst_case_blocks`. Everything the scheduler asks (`allocate_slots`, `can_allocate`) is built from
-    `_plan`, so a check and the allocation it predicts can never disagree."""
+    A subclass decides which blocks a request gets: `_plan` works out what room for its next tokens
+    takes (or None when memory is short) and changes nothing; `_apply` carries a plan out. The
+    scheduler's act (`allocate_slots`) and its side-effect-free question (`can_allocate`) are both
+    built on `_plan`, so a check and the allocation it predicts cannot disagree."""
 
     kv_layout: str
 
