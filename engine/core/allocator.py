@@ -118,7 +118,7 @@ class KVAllocator(ABC):
 
     def refusal(self, request: Request) -> str:
         """Why `allocate_slots` refused to admit the request (a `blocked` reason code)."""
-        return "memory"
+        return "memory"  # a layout whose pool can fragment tells fragmentation apart
 
     @abstractmethod
     def commit(self, request: Request) -> None:
