@@ -16,22 +16,14 @@ later request can still revive it.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from engine.core.allocator import KVAllocator
 from engine.config import cdiv
 from engine.core.request import Request
 
 
-class Plan(NamedTuple):
-    """What room for a request's next tokens takes: a record `_plan` hands `_apply`."""
-
-    hits: list[int]  # cached blocks an admitted request starts with (shared, or revived if free)
-    copy_index: int | None  # the shared block to copy before writing into it (copy-on-write), if any
-    num_fresh: int  # blocks taken from the free list after that
-
-
 class BlockManager(KVAllocator):
+    """The paged layout: blocks taken one at a time as tokens arrive, shared through the prefix cache."""
+
     kv_layout = "paged"
 
     def __init__(self, num_blocks: int, block_size: int, max_model_len: int, enable_prefix_caching: bool = False,
@@ -94,33 +86,38 @@ class BlockManager(KVAllocator):
         return block_id
 
     # --- the one place that counts blocks: admission and growth alike ----------------------
-    def _plan(self, request: Request, num_new_tokens: int, lookup_prefix: bool) -> Plan | None:
-        admitting = request.request_id not in self.holders
-        hits = self._prefix_hits(request) if admitting and lookup_prefix else []
-        computed = self._hit_tokens(request, hits) if hits else request.num_computed_tokens
-        table = hits or request.block_table
+    def _plan(self, request: Request, num_new_tokens: int, lookup_prefix: bool) -> tuple | None:
+        """(hits, copy_index, num_fresh): the cached blocks an admitted request starts with (shared, or revived
+        if free), the index of the shared block to copy before writing into it (copy-on-write) or None, and
+        the blocks then taken from the free list."""
+        hits = self._prefix_hits(request) if lookup_prefix and request.request_id not in self.holders else []
+        if hits:
+            computed, table, own_ref = self._hit_tokens(request, hits), hits, 1  # the hit adds its own reference
+        else:
+            computed, table, own_ref = request.num_computed_tokens, request.block_table, 0
         i = computed // self.block_size
-        # the block the first new token goes to is shared (a hit adds its own reference): write into a copy
-        shared = i < len(table) and self.pool.ref_counts[table[i]] + (1 if hits else 0) > 1
-        plan = Plan(hits, i if shared else None, max(0, self.blocks_for(computed + num_new_tokens) - len(table)))
-        revived = sum(1 for b in hits if self.pool.ref_counts[b] == 0)  # free now, taken by the hit
-        return plan if plan.num_fresh + shared + revived <= self.pool.num_free else None
+        copy_index = i if i < len(table) and self.pool.ref_counts[table[i]] + own_ref > 1 else None
+        num_fresh = max(0, self.blocks_for(computed + num_new_tokens) - len(table))
+        need = num_fresh + (copy_index is not None)
+        if hits:
+            need += sum(1 for b in hits if self.pool.ref_counts[b] == 0)  # free now, revived by the hit
+        return (hits, copy_index, num_fresh) if need <= self.pool.num_free else None
 
-    def _apply(self, request: Request, plan: Plan) -> None:
-        for block_id in plan.hits:
-            self.pool.share(block_id)
-            request.block_table.append(block_id)
-        if plan.hits:
-            request.num_computed_tokens = self._hit_tokens(request, plan.hits)
+    def _apply(self, request: Request, plan: tuple) -> None:
+        hits, copy_index, num_fresh = plan
+        if hits:
+            for block_id in hits:
+                self.pool.share(block_id)
+                request.block_table.append(block_id)
+            request.num_computed_tokens = self._hit_tokens(request, hits)
             request.num_cached_tokens = request.num_computed_tokens
-            request.num_registered_blocks = len(plan.hits)
-        if plan.copy_index is not None:
-            i = plan.copy_index
-            shared, own = request.block_table[i], self._take()
+            request.num_registered_blocks = len(hits)
+        if copy_index is not None:
+            shared, own = request.block_table[copy_index], self._take()
             self.ops.copy.append((shared, own))
-            request.block_table[i] = own
+            request.block_table[copy_index] = own
             self.pool.release(shared)
-        for _ in range(plan.num_fresh):
+        for _ in range(num_fresh):
             request.block_table.append(self._take())
 
     # --- what the views and the checks read ---------------------------------
