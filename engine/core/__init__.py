@@ -3,7 +3,7 @@
     llm_engine    the step loop: schedule -> run the model -> postprocess -> StepSnapshot
     scheduler     static and continuous batchers: who runs this step, with how many tokens
     policy        queue orders: fcfs, sjf, priority with aging, edf
-    allocator     the KVAllocator interface and the books both layouts keep (pools, block tables, swap)
+    allocator     BlockPool, and KVAllocator: the books both layouts keep (pools, holders, swap, allocate_slots)
     block_manager the paged layout: blocks on demand, prefix caching, copy-on-write
     contiguous    the reserve-ahead layout paging replaced (first-fit runs)
     request       a request's state machine and its time stamps

@@ -1,16 +1,18 @@
-"""What the scheduler asks of a KV layout (`KVAllocator`), and the bookkeeping both layouts share.
+"""The KV books: a `BlockPool` of physical blocks, and `KVAllocator`, what every KV layout is.
 
-Two layouts implement the interface: the paged `BlockManager` and the `ContiguousAllocator` that
-paging replaced. They differ in *which* blocks a request gets and when; both keep the same books,
-held in a `BlockTables` each owns (composition, not inheritance): a pool of device blocks with
-ref counts, a CPU pool for swap preemption, each holder's `block_table`, and the `CacheOps`
-(swap out/in, copy-on-write) the runner must carry out before the next forward pass.
+`KVAllocator` owns the books both layouts keep: the device pool, the CPU pool for swap preemption,
+the requests holding device blocks, the `CacheOps` the runner must carry out before the next
+forward pass, and each request's `slot_mapping`. Its two subclasses decide *which* blocks a
+request gets and when: the paged `BlockManager` and the `ContiguousAllocator` that paging replaced.
+The scheduler asks one thing of either: `allocate_slots`, which makes room for a request's next
+tokens or returns None, as in vLLM v1.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from engine.core.request import Request
 
@@ -51,7 +53,7 @@ class BlockPool:
 
 @dataclass
 class CacheOps:
-    """Copies the runner must make before the forward pass, in this order."""
+    """Copies the runner must make before the forward pass, in this order (a record, handed over whole)."""
 
     swap_out: list[tuple[int, int]] = field(default_factory=list)  # (device block, cpu block)
     swap_in: list[tuple[int, int]] = field(default_factory=list)  # (cpu block, device block)
@@ -70,32 +72,103 @@ class BlockViews(NamedTuple):
     cached: tuple[bool, ...]  # holds a prefix-cache hash (revivable even when free)
 
 
-class BlockTables:
-    """The books both layouts keep: device and CPU pools, who holds which blocks, pending copies."""
+class KVAllocator(ABC):
+    """A KV layout: the books every layout keeps, and the allocation each subclass decides.
 
-    def __init__(self, num_blocks: int, block_size: int, num_swap_blocks: int = 0):
+    A subclass decides which blocks a request gets: `_plan` works out what room for its next tokens
+    takes (or None when memory is short) and changes nothing; `_apply` carries a plan out. The
+    scheduler's act (`allocate_slots`) and its side-effect-free question (`can_allocate`) are both
+    built on `_plan`, so a check and the allocation it predicts cannot disagree."""
+
+    kv_layout: str
+
+    def __init__(self, num_blocks: int, block_size: int, max_model_len: int, num_swap_blocks: int = 0):
         self.block_size = block_size
+        self.max_model_len = max_model_len
         self.pool = BlockPool(num_blocks)
-        self.swap_pool = BlockPool(num_swap_blocks)
-        self.holders: dict[str, Request] = {}  # requests that hold device blocks now
+        self.swap_pool = BlockPool(num_swap_blocks)  # CPU blocks that swap preemption parks caches in
+        self.holders: dict[str, Request] = {}  # admitted requests, in admission order: they hold device blocks
         self.ops = CacheOps()
 
-    def drain_ops(self) -> CacheOps:
-        ops, self.ops = self.ops, CacheOps()
-        return ops
+    @property
+    def num_blocks(self) -> int:
+        return self.pool.num_blocks
 
-    def swap_in(self, request: Request) -> None:
+    @property
+    def num_free_blocks(self) -> int:
+        return self.pool.num_free
+
+    # --- what a layout decides -----------------------------------------------------------
+    @abstractmethod
+    def worst_case_blocks(self, request: Request) -> int:
+        """Blocks the request holds at its longest."""
+
+    @abstractmethod
+    def _plan(self, request: Request, num_new_tokens: int, lookup_prefix: bool) -> Any | None:
+        """What room for the request's next tokens takes (admitting it if it is not a holder), or None
+        when memory is short. Changes nothing."""
+
+    @abstractmethod
+    def _apply(self, request: Request, plan: Any) -> None:
+        """Carry out a plan `_plan` returned, on the same state."""
+
+    def num_computed_tokens(self, request: Request) -> int:
+        """The request's computed tokens once admitted now: more than it has if the prefix cache holds its start."""
+        return request.num_computed_tokens
+
+    def refusal(self, request: Request) -> str:
+        """Why `allocate_slots` refused to admit the request (a `blocked` reason code)."""
+        return "memory"  # a layout whose pool can fragment tells fragmentation apart
+
+    @abstractmethod
+    def commit(self, request: Request) -> None:
+        """After a step has written the request's tokens (a layout with a prefix cache names its full blocks)."""
+
+    # --- what the scheduler asks -----------------------------------------------------------
+    def allocate_slots(self, request: Request, num_new_tokens: int, lookup_prefix: bool = True) -> list[int] | None:
+        """Room in the cache for the request's next `num_new_tokens` tokens: returns its block table, or None
+        (and changes nothing) when memory is short. A request that holds no blocks yet is admitted: its
+        prefix-cache hits are taken (unless `lookup_prefix` is False) and a swapped-out cache comes back."""
+        plan = self._plan(request, num_new_tokens, lookup_prefix)
+        if plan is None:
+            return None
+        admitting = request.request_id not in self.holders
+        if admitting:
+            self.holders[request.request_id] = request
+        self._apply(request, plan)
+        if admitting:
+            self._swap_in(request)
+        return request.block_table
+
+    def can_allocate(self, request: Request, num_new_tokens: int) -> bool:
+        """Whether `allocate_slots` would succeed without the prefix cache: the question, not the act."""
+        return self._plan(request, num_new_tokens, lookup_prefix=False) is not None
+
+    def free(self, request: Request) -> None:
+        """Give the request's device blocks back; it holds none afterwards."""
+        self.commit(request)
+        for block_id in reversed(request.block_table):  # the tail first: it is the least likely to be shared
+            self.pool.release(block_id)
+        request.block_table.clear()
+        request.num_registered_blocks = 0
+        self.holders.pop(request.request_id, None)
+
+    # --- swap preemption ------------------------------------------------------------------
+    def can_swap_out(self, request: Request) -> bool:
+        return len(request.block_table) <= self.swap_pool.num_free
+
+    def swap_out(self, request: Request) -> None:
+        """Preempt by copying the cache to the CPU pool, then free the device blocks: nothing is recomputed."""
+        request.cpu_block_table = [self.swap_pool.take() for _ in request.block_table]
+        self.ops.swap_out += zip(request.block_table, request.cpu_block_table)
+        self.free(request)
+
+    def _swap_in(self, request: Request) -> None:
         """Bring a swapped-out cache back into the first blocks of the request's new table."""
         for cpu_block, block_id in zip(request.cpu_block_table, request.block_table):
             self.ops.swap_in.append((cpu_block, block_id))
             self.swap_pool.release(cpu_block)
         request.cpu_block_table = []
-
-    def free(self, request: Request) -> None:
-        for block_id in reversed(request.block_table):  # the tail first: it is the least likely to be shared
-            self.pool.release(block_id)
-        request.block_table.clear()
-        self.holders.pop(request.request_id, None)
 
     def free_swapped(self, request: Request) -> None:
         """A swapped-out request that will never come back (aborted) returns its CPU blocks."""
@@ -103,20 +176,23 @@ class BlockTables:
             self.swap_pool.release(cpu_block)
         request.cpu_block_table = []
 
-    def can_swap_out(self, request: Request) -> bool:
-        return len(request.block_table) <= self.swap_pool.num_free
-
-    def swap_out(self, request: Request) -> None:
-        """Copy the cache to the CPU pool (the caller then frees the device blocks)."""
-        request.cpu_block_table = [self.swap_pool.take() for _ in request.block_table]
-        self.ops.swap_out += zip(request.block_table, request.cpu_block_table)
+    # --- what the runner reads ----------------------------------------------------------------
+    def drain_ops(self) -> CacheOps:
+        """The block copies and swaps decided since the last call, for the runner to apply."""
+        ops, self.ops = self.ops, CacheOps()
+        return ops
 
     def slot_mapping(self, request: Request, num_new_tokens: int) -> list[int]:
         """Cache slots for the request's next tokens: block * block_size + offset."""
         start, bs, table = request.num_computed_tokens, self.block_size, request.block_table
         return [table[p // bs] * bs + p % bs for p in range(start, start + num_new_tokens)]
 
-    def block_views(self, cached: tuple[bool, ...]) -> BlockViews:
+    # --- what the views and the checks read ----------------------------------------------------
+    def block_cached(self) -> tuple[bool, ...]:
+        """Per block: whether it holds a prefix-cache hash."""
+        return (False,) * self.num_blocks
+
+    def block_views(self) -> BlockViews:
         n, bs = self.pool.num_blocks, self.block_size
         owner: list[str | None] = [None] * n
         fill = [0] * n
@@ -128,7 +204,7 @@ class BlockTables:
                 written = computed - i * bs
                 if written > fill[block_id]:
                     fill[block_id] = min(bs, written)
-        return BlockViews(tuple(owner), tuple(fill), tuple(self.pool.ref_counts), cached)
+        return BlockViews(tuple(owner), tuple(fill), tuple(self.pool.ref_counts), self.block_cached())
 
     def check_invariants(self) -> None:
         """Ref counts equal the number of block tables naming each block; free blocks are unowned."""
@@ -142,61 +218,3 @@ class BlockTables:
         assert len(free) == len(self.pool.free_ids), "a block is on the free list twice"
         assert all(counts[b] == 0 for b in free), "a free block is still in a block table"
         assert len(free) + sum(1 for c in counts if c) == n, "a block leaked"
-
-
-class SharedBooks:
-    """What both layouts answer straight from their BlockTables (`self.tables`): who holds blocks, the cache
-    ops a step must apply, swap-pool room, and the cache slots a request's next tokens go to."""
-
-    tables: BlockTables
-
-    @property
-    def holders(self) -> dict[str, Request]:
-        return self.tables.holders
-
-    def drain_ops(self) -> CacheOps:
-        """The block copies and swaps decided since the last call, for the runner to apply."""
-        return self.tables.drain_ops()
-
-    def can_swap_out(self, request: Request) -> bool:
-        return self.tables.can_swap_out(request)
-
-    def free_swapped(self, request: Request) -> None:
-        self.tables.free_swapped(request)
-
-    def slot_mapping(self, request: Request, num_new_tokens: int) -> list[int]:
-        return self.tables.slot_mapping(request, num_new_tokens)
-
-
-class KVAllocator(Protocol):
-    """Everything the scheduler, the runner, the snapshot and the engine ask of a KV layout: predicate/action
-    pairs, as in nano-vllm, and the books' read side. Nobody reaches past it into the layout's tables."""
-
-    kv_layout: str
-    block_size: int
-    max_model_len: int
-
-    @property
-    def holders(self) -> dict[str, Request]: ...  # requests that hold device blocks now
-    def drain_ops(self) -> CacheOps: ...
-    def can_swap_out(self, request: Request) -> bool: ...
-    def free_swapped(self, request: Request) -> None: ...
-    def slot_mapping(self, request: Request, num_new_tokens: int) -> list[int]: ...
-
-    @property
-    def num_blocks(self) -> int: ...
-    @property
-    def num_free_blocks(self) -> int: ...
-    def worst_case_blocks(self, request: Request) -> int: ...
-    def prefix_hits(self, request: Request) -> list[int]: ...
-    def hit_tokens(self, request: Request, hits: list[int]) -> int: ...
-    def can_allocate(self, request: Request, num_new_tokens: int, hits: list[int] = ()) -> bool: ...
-    def allocate(self, request: Request, num_new_tokens: int, hits: list[int] = ()) -> None: ...
-    def refusal(self, request: Request) -> str: ...
-    def can_append(self, request: Request, num_new_tokens: int = 1) -> bool: ...
-    def append_slots(self, request: Request, num_new_tokens: int = 1) -> None: ...
-    def commit(self, request: Request) -> None: ...
-    def free(self, request: Request) -> None: ...
-    def swap_out(self, request: Request) -> None: ...
-    def block_views(self) -> BlockViews: ...
-    def check_invariants(self) -> None: ...

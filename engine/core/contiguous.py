@@ -8,7 +8,7 @@ adds up to enough (external fragmentation: no single hole is big enough).
 """
 from __future__ import annotations
 
-from engine.core.allocator import BlockTables, BlockViews, SharedBooks
+from engine.core.allocator import KVAllocator
 from engine.config import EngineConfig, cdiv
 from engine.core.request import Request
 
@@ -28,26 +28,15 @@ def blocks_to_reserve(num_prompt_tokens: int, max_tokens: int, config: EngineCon
                            config.contiguous_reserve)
 
 
-class ContiguousAllocator(SharedBooks):
-    """The `KVAllocator` of the reserve-ahead layout: one run of blocks per request, first fit."""
+class ContiguousAllocator(KVAllocator):
+    """The reserve-ahead layout: one run of blocks per request, first fit, reserved whole at admission."""
 
     kv_layout = "contiguous"
 
     def __init__(self, num_blocks: int, block_size: int, max_model_len: int, reserve: str = "max_tokens",
                  num_swap_blocks: int = 0):
-        self.block_size = block_size
-        self.max_model_len = max_model_len
+        super().__init__(num_blocks, block_size, max_model_len, num_swap_blocks)
         self.reserve = reserve
-        self.tables = BlockTables(num_blocks, block_size, num_swap_blocks)
-        self.pool, self.swap_pool = self.tables.pool, self.tables.swap_pool
-
-    @property
-    def num_blocks(self) -> int:
-        return self.pool.num_blocks
-
-    @property
-    def num_free_blocks(self) -> int:
-        return self.pool.num_free
 
     def reservation(self, request: Request) -> int:
         return reserved_blocks(request.max_total_tokens, self.block_size, self.max_model_len, self.reserve)
@@ -64,49 +53,24 @@ class ContiguousAllocator(SharedBooks):
                 return block_id - length + 1
         return None
 
-    # --- admission: the whole reservation at once, or nothing ------------------------
-    def prefix_hits(self, request: Request) -> list[int]:
-        return []  # no prefix caching: a run is never shared
+    def _plan(self, request: Request, num_new_tokens: int, lookup_prefix: bool) -> range | None:
+        """The blocks to take: at admission the whole reservation, or nothing (no prefix cache: a run is never
+        shared); afterwards none, since the reservation already holds every token the request may produce."""
+        if request.request_id in self.holders:
+            assert cdiv(request.num_computed_tokens + num_new_tokens, self.block_size) <= len(request.block_table)
+            return range(0)
+        length = self.reservation(request)
+        start = self.first_fit(length)
+        return None if start is None else range(start, start + length)
 
-    def hit_tokens(self, request: Request, hits: list[int]) -> int:
-        return 0
-
-    def can_allocate(self, request: Request, num_new_tokens: int, hits=()) -> bool:
-        return self.first_fit(self.reservation(request)) is not None
-
-    def allocate(self, request: Request, num_new_tokens: int, hits=()) -> None:
-        assert not request.block_table, f"{request.request_id} already holds blocks"
-        self.holders[request.request_id] = request
-        start = self.first_fit(self.reservation(request))
-        for block_id in range(start, start + self.reservation(request)):
+    def _apply(self, request: Request, plan: range) -> None:
+        for block_id in plan:
             self.pool.take_specific(block_id)
             request.block_table.append(block_id)
-        self.tables.swap_in(request)
+
+    def commit(self, request: Request) -> None:
+        pass  # nothing to name: no prefix cache
 
     def refusal(self, request: Request) -> str:
         """Why a request cannot be admitted: not enough memory, or no hole big enough."""
         return "fragmentation" if self.pool.num_free >= self.reservation(request) else "memory"
-
-    # --- growth: the reservation already holds every token the request may produce ----
-    def can_append(self, request: Request, num_new_tokens: int = 1) -> bool:
-        return True
-
-    def append_slots(self, request: Request, num_new_tokens: int = 1) -> None:
-        assert cdiv(request.num_computed_tokens + num_new_tokens, self.block_size) <= len(request.block_table)
-
-    def commit(self, request: Request) -> None:
-        pass  # nothing to register: no prefix cache
-
-    # --- giving blocks back ----------------------------------------------------------------
-    def free(self, request: Request) -> None:
-        self.tables.free(request)
-
-    def swap_out(self, request: Request) -> None:
-        self.tables.swap_out(request)
-        self.tables.free(request)
-
-    def block_views(self) -> BlockViews:
-        return self.tables.block_views((False,) * self.num_blocks)
-
-    def check_invariants(self) -> None:
-        self.tables.check_invariants()

@@ -71,7 +71,7 @@ class Scheduler:
         return n
 
     def schedule_tokens(self, request: Request, n: int, out: SchedulerOutput) -> None:
-        self.block_manager.append_slots(request, n)
+        """Put `n` of the request's tokens in this step's batch (their cache slots are already allocated)."""
         out.scheduled.append(ScheduledRequest(request, n, request.is_prefill,
                                               request.num_computed_tokens + n == request.num_tokens, request.slot))
 
@@ -81,22 +81,19 @@ class Scheduler:
         if len(self.running) >= self.config.max_num_seqs:
             out.blocked[request.request_id] = "slots"
             return 0
-        hits = self.block_manager.prefix_hits(request)
-        computed = self.block_manager.hit_tokens(request, hits) if hits else None
-        n = self.num_new_tokens(request, budget, computed)
+        n = self.num_new_tokens(request, budget, self.block_manager.num_computed_tokens(request))
         if n == 0:
             out.blocked[request.request_id] = "budget"
             return 0
-        if not self.block_manager.can_allocate(request, n, hits):
+        if self.block_manager.allocate_slots(request, n) is None:
             out.blocked[request.request_id] = self.block_manager.refusal(request)
             return 0
-        self.admit(request, n, out, step, now, hits)
+        self.admit(request, out, step, now)
         self.schedule_tokens(request, n, out)
         return n
 
-    def admit(self, request: Request, num_new_tokens: int, out: SchedulerOutput, step: int, now: float,
-              hits: list[int] = ()) -> None:
-        self.block_manager.allocate(request, num_new_tokens, hits)
+    def admit(self, request: Request, out: SchedulerOutput, step: int, now: float) -> None:
+        """Move a request the allocator has just admitted from the queue into a slot."""
         self.waiting.remove(request)
         self.running.append(request)
         request.slot = self.slots.index(None)
@@ -175,7 +172,7 @@ class ContinuousScheduler(Scheduler):
             n = self.num_new_tokens(request, budget)
             if n == 0:
                 continue
-            while not self.block_manager.can_append(request, n):
+            while self.block_manager.allocate_slots(request, n) is None:
                 short_of_memory = True
                 victim = self.policy.victim(unscheduled + [request], step)
                 self.preempt(victim, out)
@@ -230,7 +227,9 @@ class StaticScheduler(Scheduler):
             n = self.num_new_tokens(request, budget)
             if n == 0:
                 continue
-            self.schedule_tokens(request, n, out)  # always fits: the batch reserved its worst case
+            blocks = self.block_manager.allocate_slots(request, n)
+            assert blocks is not None, "a static batch reserved its worst case"
+            self.schedule_tokens(request, n, out)
             budget -= n
         return out
 
@@ -250,7 +249,10 @@ class StaticScheduler(Scheduler):
             if reserved + need > self.block_manager.num_free_blocks:
                 break
             reserved += need
-            self.admit(request, 0, out, step, now)
+            # a static batch admits with no tokens (each step then grows it) and does not read the prefix cache
+            blocks = self.block_manager.allocate_slots(request, 0, lookup_prefix=False)
+            assert blocks is not None, "the batch's worst cases fit the free blocks"
+            self.admit(request, out, step, now)
 
 
 def make_scheduler(config: EngineConfig, block_manager: KVAllocator, policy: Policy) -> Scheduler:
