@@ -4,9 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 # pytest-xdist workers: most of a browser test is waiting (for chromium, for the lab server), so more workers
-# than the two cores CI has keep them busy. The browser tests share one worker (tests/conftest.py).
+# than the two cores CI has keep them busy. A module's tests share a worker, the browser modules all one (tests/conftest.py).
 WORKERS ?= 3
-PYTEST := $(PY) -m pytest -n $(WORKERS) --dist loadgroup
+PYTEST := $(PY) -m pytest -n $(WORKERS) --dist loadscope
 
 .PHONY: run class test test-fast lint install install-dev chromium postgresql bench clean
 

@@ -1,7 +1,10 @@
+import functools
 import os
+import re
 import shutil
 import tempfile
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -31,19 +34,26 @@ if _MADE_RUN_STORE:
     os.environ["SERVING_LAB_RUN_STORE"] = _run_store()
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups
-def pytest_collection_modifyitems(config, items):
-    """Groups for pytest-xdist's --dist loadgroup. The browser tests run on one worker, which starts one lab server
-    and one chromium for all of them. Other tests that share a module's module-scoped fixtures run on one worker,
-    so each such fixture is built once; tests that share none are spread singly."""
-    for item in items:
-        if item.get_closest_marker("browser"):
-            item.add_marker(pytest.mark.xdist_group("browser"))
-            continue
-        shared = sorted(name for name, defs in item._fixtureinfo.name2fixturedefs.items()
-                        if defs[-1].scope == "module")
-        if shared:
-            item.add_marker(pytest.mark.xdist_group(f"{item.module.__name__}:{','.join(shared)}"))
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's --dist loadscope (each module's tests on one worker, so its fixtures are built once), with every
+    browser module in one scope: that worker starts one lab server and one chromium for all of them."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "browser" if _is_browser_module(module) else module
+
+    if config.getvalue("dist") == "loadscope":
+        return ModuleScheduling(config, log)
+    return None
+
+
+@functools.cache
+def _is_browser_module(path: str) -> bool:
+    """The scheduler sees ids, not marks: a browser module says so in its module-level `pytestmark`."""
+    text = (Path(__file__).resolve().parent.parent / path).read_text(encoding="utf-8")
+    return re.search(r"^pytestmark\s*=.*\bmark\.browser\b", text, re.M) is not None
 
 
 def pytest_sessionfinish(session, exitstatus):
