@@ -3,9 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
-# pytest-xdist workers: most of a browser test is waiting (for chromium, for the lab server), so more workers
-# than the two cores CI has keep them busy. A module's tests share a worker, the browser modules all one (tests/conftest.py).
-WORKERS ?= 3
+# pytest-xdist workers, each module's tests on one worker (--dist loadscope: its fixtures are built once). Most of a
+# browser test is waiting (for chromium, for the lab server), so more workers than CI's two cores keep them busy.
+WORKERS ?= 4
 PYTEST := $(PY) -m pytest -n $(WORKERS) --dist loadscope
 
 .PHONY: run class test test-fast lint install install-dev chromium postgresql bench clean

@@ -65,9 +65,10 @@ def serve(cache_dir: Path, name: str = "lab", env: dict[str, str] | None = None)
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory):
-    """The lab server every browser test shares (students are isolated by browser contexts). Its recorded runs
-    are read through the test session's run store (conftest.py), so a moment computed once is not computed again.
-    A module that needs a cold server (an empty run cache) overrides this fixture with `serve` of its own."""
+    """The lab server the browser tests of this test process share (students are isolated by browser contexts;
+    under pytest-xdist, one per worker that runs browser modules). Its recorded runs are read through the test
+    session's run store (conftest.py), so a moment computed once is not computed again. A module that needs a cold
+    server (an empty run cache) overrides this fixture with `serve` of its own."""
     yield from serve(tmp_path_factory.mktemp("cache"), "shared")
 
 

@@ -1,10 +1,7 @@
-import functools
 import os
-import re
 import shutil
 import tempfile
 import time
-from pathlib import Path
 
 import pytest
 import torch
@@ -32,28 +29,6 @@ def _run_store() -> str:
 _MADE_RUN_STORE = "SERVING_LAB_RUN_STORE" not in os.environ  # xdist workers inherit the controller's
 if _MADE_RUN_STORE:
     os.environ["SERVING_LAB_RUN_STORE"] = _run_store()
-
-
-def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's --dist loadscope (each module's tests on one worker, so its fixtures are built once), with every
-    browser module in one scope: that worker starts one lab server and one chromium for all of them."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ModuleScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "browser" if _is_browser_module(module) else module
-
-    if config.getvalue("dist") == "loadscope":
-        return ModuleScheduling(config, log)
-    return None
-
-
-@functools.cache
-def _is_browser_module(path: str) -> bool:
-    """The scheduler sees ids, not marks: a browser module says so in its module-level `pytestmark`."""
-    text = (Path(__file__).resolve().parent.parent / path).read_text(encoding="utf-8")
-    return re.search(r"^pytestmark\s*=.*\bmark\.browser\b", text, re.M) is not None
 
 
 def pytest_sessionfinish(session, exitstatus):
