@@ -1,4 +1,3 @@
-import itertools
 import os
 import shutil
 import tempfile
@@ -30,21 +29,6 @@ def _run_store() -> str:
 _MADE_RUN_STORE = "SERVING_LAB_RUN_STORE" not in os.environ  # xdist workers inherit the controller's
 if _MADE_RUN_STORE:
     os.environ["SERVING_LAB_RUN_STORE"] = _run_store()
-
-
-def pytest_collection_modifyitems(config, items):
-    """Long modules first, each module's tests kept together in their order: browser modules alternating with those
-    that have slow or server tests, then the rest. pytest-xdist's --dist loadscope hands modules out in this order,
-    so the longest start first (about half the workers in a browser, half computing) and the quick ones fill the end."""
-    kinds: dict[str, int] = {}
-    for item in items:
-        marks = {m.name for m in item.iter_markers()}
-        module = item.nodeid.split("::", 1)[0]
-        kinds[module] = min(kinds.get(module, 2), 0 if "browser" in marks else 1 if marks & {"slow", "server"} else 2)
-    in_browser, long, rest = ([m for m, k in kinds.items() if k == kind] for kind in (0, 1, 2))
-    alternating = [m for pair in itertools.zip_longest(in_browser, long) for m in pair if m is not None]
-    place = {module: i for i, module in enumerate(alternating + rest)}
-    items.sort(key=lambda item: place[item.nodeid.split("::", 1)[0]])
 
 
 def pytest_sessionfinish(session, exitstatus):
