@@ -97,26 +97,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-__all__ = [
-    # the offline API and the step loop
-    "LLM", "RequestOutput", "LLMEngine", "SamplingParams", "runtime_of", "planned_runtime",
-    "cuda_available", "resolve_device",
-    # messages a user meets: a code, its parameters, the English text (the UI translates the code)
-    "MESSAGES", "EngineError", "EngineMessage", "render_message",
-    # configuration
-    "EngineConfig", "ModelConfig", "ConfigError", "BATCHERS", "POLICIES", "KV_LAYOUTS", "PREEMPTION_MODES",
-    "BACKENDS", "cdiv", "blocks_to_reserve",
-    # requests and what each step records
-    "Request", "SLO", "ServiceClass", "FinishReason", "StepSnapshot", "StepStats", "RequestView",
-    # models
-    "load_model", "LoadedModel", "DEFAULT_MODEL", "MODEL_CHOICES", "cache_root",
-    # the lab: workloads, runs, traces, metrics
-    "Workload", "RequestClassSpec", "Arrivals", "Lengths", "PRESETS", "preset", "LiveRun", "RunResult",
-    "run_requests", "engine_config_for", "workload_requests", "measure_decode", "measure_batch_curve",
-    "Trace", "TraceRequest",
-    "TraceError", "read_trace", "write_trace", "summarize", "request_metrics", "kv_split", "kv_timeline", "free_runs",
-    # a student's own policy and the challenge it is graded in
-    "compile_key", "PolicyKeyError", "POLICY_KEY_FIELDS", "MAX_KEY_CHARS", "CHALLENGE", "CHALLENGE_TARGETS",
-    "PUBLIC_SEED", "Grade", "grade_key",
-    "grade_runs", "run_key", "fcfs_run", "builtin_run",
-]
+__all__ = list(_WHERE)  # the public names are the ones _WHERE places
