@@ -4,9 +4,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 # pytest-xdist workers, each module's tests on one worker (--dist loadscope: its fixtures are built once). Most of a
-# browser test is waiting (for chromium, for the lab server), so more workers than CI's two cores keep them busy.
+# browser test is waiting (for chromium, for the lab server), so more workers than CI's two cores keep them busy;
+# the fast tier only computes, so one worker a core.
 WORKERS ?= 4
-PYTEST := $(PY) -m pytest -n $(WORKERS) --dist loadscope
+FAST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest --dist loadscope
 
 .PHONY: run class test test-fast lint install install-dev chromium postgresql bench clean
 
@@ -52,11 +54,12 @@ lint: $(VENV)/.dev-installed
 
 # every test, as CI runs it
 test: lint chromium postgresql
-	$(PYTEST)
+	$(PYTEST) -n $(WORKERS)
 
-# for iterating: no browser, no server process, no slow test (under 2 minutes here); `make test` before pushing
+# for iterating: no browser, no server process, no slow test (under 2 minutes here); `make test` before pushing.
+# The test_browser_* modules (browser tests only) are not even imported: their imports cost each worker seconds.
 test-fast: lint
-	$(PYTEST) -m "not browser and not server and not slow and not cuda"
+	$(PYTEST) -n $(FAST_WORKERS) -m "not browser and not server and not slow and not cuda" --ignore-glob='tests/test_browser_*'
 
 bench: $(VENV)/.installed
 	$(PY) bench/engine_throughput.py

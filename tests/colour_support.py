@@ -1,12 +1,18 @@
 """Colour vision deficiencies simulated (Machado, Oliveira & Fernandes 2009, severity 1.0, as colour-science implements
 it) and colour differences measured (CIEDE2000), on single colours and on a picture's pixels. WCAG 2.x contrast."""
+import functools
 import warnings
 
 import numpy as np
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # colour-science warns that matplotlib (for its plots) is missing
-    import colour
+
+@functools.cache
+def _colour():
+    """colour-science, imported when first used (a second of import that test collection need not pay)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # colour-science warns that matplotlib (for its plots) is missing
+        import colour
+    return colour
 
 DEFICIENCIES = {"protanopia": "Protanomaly", "deuteranopia": "Deuteranomaly", "tritanopia": "Tritanomaly"}
 VISIONS = ("normal", *DEFICIENCIES)
@@ -20,15 +26,15 @@ def simulate(rgb: np.ndarray, vision: str) -> np.ndarray:
     """sRGB in 0..1 (any shape ending in 3) as a person with `vision` sees it."""
     if vision == "normal":
         return rgb
-    matrix = colour.matrix_cvd_Machado2009(DEFICIENCIES[vision], 1.0)
-    linear = colour.cctf_decoding(np.asarray(rgb, dtype=float), function="sRGB")
-    return colour.cctf_encoding(np.clip(linear @ matrix.T, 0, 1), function="sRGB")
+    matrix = _colour().matrix_cvd_Machado2009(DEFICIENCIES[vision], 1.0)
+    linear = _colour().cctf_decoding(np.asarray(rgb, dtype=float), function="sRGB")
+    return _colour().cctf_encoding(np.clip(linear @ matrix.T, 0, 1), function="sRGB")
 
 
 def delta_e(a: str, b: str, vision: str) -> float:
     """CIEDE2000 between two colours as seen with `vision`."""
-    lab = [colour.XYZ_to_Lab(colour.sRGB_to_XYZ(simulate(rgb01(c), vision))) for c in (a, b)]
-    return float(colour.delta_E(*lab, method="CIE 2000"))
+    lab = [_colour().XYZ_to_Lab(_colour().sRGB_to_XYZ(simulate(rgb01(c), vision))) for c in (a, b)]
+    return float(_colour().delta_E(*lab, method="CIE 2000"))
 
 
 def simulate_png(source, target, vision: str) -> None:
@@ -41,7 +47,7 @@ def simulate_png(source, target, vision: str) -> None:
 
 
 def luminance(hex_color: str) -> float:
-    r, g, b = colour.cctf_decoding(rgb01(hex_color), function="sRGB")
+    r, g, b = _colour().cctf_decoding(rgb01(hex_color), function="sRGB")
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 

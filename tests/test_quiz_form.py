@@ -15,13 +15,19 @@ SINGLE = {"longest", "shortest", "middle length", *(f"position {p}" for p in ran
           "no absolute words", "a because-clause", "no because-clause", CLASSIFIER}
 MULTIPLE = {*(f"the {k} {end}" for k in (1, 2, 3) for end in ("shortest", "longest")), "shorter than the median",
             "every option without absolute words", "every option", CLASSIFIER}
-SCORES = {lang: battery(BANKS[lang], lang) for lang in LANGS}
+
+
+@pytest.fixture(scope="module")
+def battery_scores():
+    """The battery's scores per language: seconds of classifier fits, so run by the worker that runs this module,
+    not at every worker's collection."""
+    return {lang: battery(BANKS[lang], lang) for lang in LANGS}
 
 
 @pytest.mark.parametrize("kind", ["single", "multiple", "two_tier"])
 @pytest.mark.parametrize("lang", LANGS)
-def test_no_form_only_strategy_passes_the_bank(lang, kind):
-    scores = dict(SCORES[lang][kind])
+def test_no_form_only_strategy_passes_the_bank(lang, kind, battery_scores):
+    scores = dict(battery_scores[lang][kind])
     assert scores, f"{lang}: no {kind} questions to score"
     chance = scores.pop("chance")
     passing = {name: round(score, 3) for name, score in scores.items() if too_good(kind, score, chance)}

@@ -161,8 +161,21 @@ def test_a_shared_run_plays_while_it_is_computed_and_a_session_may_step_it_too(t
     assert _untimed(run.snapshots) == _untimed(run_requests(tiny, requests, config).snapshots)
 
 
-def test_a_shared_run_whose_computation_fails_is_dropped_and_the_next_ask_computes_it_again(tiny):
-    cache = RunCache(max_bytes=10**9)
+def test_a_run_another_process_is_computing_is_waited_for_and_read_back_not_computed_again(tiny, tmp_path):
+    """Two caches on one store folder stand for two processes of a test session (each holds its own lock file):
+    the second asks while the first is still computing, waits for it and reads the stored run."""
+    make, built, _ = _maker(tiny)
+    first, second = (RunCache(max_bytes=10**9, store=RunStore(tmp_path)) for _ in range(2))
+    computing = first.get("moment", make, run_bytes)
+    read = second.get("moment", make, run_bytes)
+    first.join()
+    assert len(built) == 1 and second.computed == 0 and read.done and read is not computing
+    assert list(read.snapshots) == list(computing.snapshots)
+
+
+def test_a_shared_run_whose_computation_fails_is_dropped_and_the_next_ask_computes_it_again(tiny, tmp_path):
+    """In this process and in another one sharing the store: a failed computation leaves no claim behind."""
+    cache, other = (RunCache(max_bytes=10**9, store=RunStore(tmp_path)) for _ in range(2))
     make, built, _ = _maker(tiny, scale=0.25)
 
     def broken():
@@ -173,9 +186,14 @@ def test_a_shared_run_whose_computation_fails_is_dropped_and_the_next_ask_comput
     first = cache.get("k", broken, run_bytes)
     cache.join()
     assert not first.done and len(cache) == 0
-    second = cache.get("k", make, run_bytes)
-    cache.join()
-    assert second is not first and second.done and len(built) == 2
+    got = []
+    asker = threading.Thread(target=lambda: got.append(other.get("k", make, run_bytes)), daemon=True)
+    asker.start()
+    asker.join(timeout=120)
+    assert got and other.computed == 1, "the other process computes it: nobody holds the failed run's claim"
+    other.join()
+    second = cache.get("k", make, run_bytes)  # now read back from the store: computed once after the failure
+    assert second is not first and second.done and len(built) == 2 and cache.computed == 1
 
 
 def test_the_least_recently_used_run_goes_first_when_over_budget(tiny):

@@ -4,7 +4,6 @@ carry a status or a content type the schema does not list, break the response sc
 schema rejects; afterwards nothing is left running. bench/fuzz_server.py runs the same for longer."""
 import httpx
 import pytest
-from fuzz_support import fuzz
 
 from engine.server.cli import make_app
 from engine.server.metric_reader import read_metrics
@@ -21,6 +20,8 @@ def fuzz_app(loaded):
 
 
 def test_no_generated_request_gets_a_5xx_a_hang_or_an_answer_outside_the_schema(tiny):
+    from fuzz_support import fuzz  # schemathesis: imported by the test that runs it, not by every collection
+
     app = fuzz_app(tiny)
     engine = app.state.engine
     with ServerThread(app) as url:

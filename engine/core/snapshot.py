@@ -132,13 +132,20 @@ class StepSnapshot(BatchTokens):
         return cls(**d)
 
 
+_ATOMS = frozenset({int, float, str, bool, type(None)})  # exactly these types: an enum member is not one
+
+
 def _plain(value):
+    """JSON-ready: dataclasses and dicts as dicts, tuples as lists, enum members as their values. Atoms are
+    passed through without a call (a run's snapshots hold millions of them: block ids, token counts)."""
+    if type(value) in _ATOMS:
+        return value
     if dataclasses.is_dataclass(value):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: v if type(v) in _ATOMS else _plain(v) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
+        return [v if type(v) in _ATOMS else _plain(v) for v in value]
     if isinstance(value, enum.Enum):
         return value.value
     return value

@@ -2,7 +2,7 @@
 against what the engine measured (checks.py), said in the student's language (messages.py).
 
     spec = RunSpec("chat-and-reports", {"batcher": "static"})      # the student's run
-    summary = measure(spec, load_model("tiny"))                      # the UI shares runs via ui/labs instead
+    summary = ...  # the run's summary: ui/practice/evidence_runs.py measures it through the shared run cache
     check_batching(claims, {spec.key: spec, ...}, {spec.key: summary, ...}).verified
 """
 from lessons.evidence.checks import (FEATURES, Finding, Goal, Verdict, check_batching, check_effects, check_goal,
@@ -12,14 +12,6 @@ from lessons.evidence.metrics import EFFECT_METRICS, METRICS, Metric
 from lessons.evidence.runs import CHANGES, SETTINGS, RunSpec, SpecError
 
 
-def measure(spec: RunSpec, loaded) -> dict:
-    """The spec's summary from a real run on a loaded model (tests; the lab runs through its shared cache)."""
-    from engine.lab.experiment import run_requests, workload_requests
-
-    workload, _ = spec.built()
-    return run_requests(loaded, workload_requests(loaded, workload, spec.seed), spec.config()).summary
-
-
 __all__ = ["RunSpec", "SpecError", "CHANGES", "SETTINGS", "METRICS", "EFFECT_METRICS", "Metric", "Finding",
            "Verdict", "Goal", "FEATURES", "check_batching", "check_paging", "check_effects", "check_goal",
-           "effect_specs", "goal_specs", "parse_goal", "run_name", "say", "measure"]
+           "effect_specs", "goal_specs", "parse_goal", "run_name", "say"]

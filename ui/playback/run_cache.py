@@ -9,12 +9,14 @@ budget (SERVING_LAB_RUN_CACHE_MB, default 512) and forgets the least recently us
 that still shows an evicted run keeps it. Live runs are never shared: each session steps its own engines.
 
 With SERVING_LAB_RUN_STORE set to a folder, ended runs are also written there and read back by any process
-that asks for the same run (the test session's servers and workers share one folder, so a lecture moment is
-computed once per test session). Unset, as in the lab, nothing is written.
+that asks for the same run, and a process asking for a run another is computing waits for it (a lock file per
+run): the test session's servers and workers share one folder, so a lecture moment is computed once per test
+session. Unset, as in the lab, nothing is written.
 """
 from __future__ import annotations
 
 import atexit
+import fcntl
 import hashlib
 import json
 import logging
@@ -39,13 +41,36 @@ log = logging.getLogger(__name__)
 
 class RunStore:
     """Ended runs in a folder, one file per run key, written whole or not at all (write, then rename), so
-    processes sharing the folder read either nothing or a complete run."""
+    processes sharing the folder read either nothing or a complete run. A run being computed is claimed with
+    an exclusive lock on its lock file (flock: released when this process releases it, ends or dies)."""
 
     def __init__(self, folder: Path):
         self.folder = folder
+        self._claims: dict[Hashable, int] = {}  # key -> the open lock file of a run this process computes
 
     def _path(self, key: Hashable) -> Path:
         return self.folder / (hashlib.sha256(repr(key).encode()).hexdigest() + ".pkl")
+
+    def load_or_claim(self, key: Hashable) -> LiveRun | None:
+        """The stored run, waiting first if another process is computing it; or None, and this process now
+        holds the claim to compute it (`save` or `release` ends it)."""
+        run = self.load(key)
+        if run is not None:
+            return run
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._path(key).with_suffix(".lock"), os.O_CREAT | os.O_RDWR)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # blocks while another process (or thread) computes this run
+        run = self.load(key)
+        if run is not None:
+            os.close(fd)
+            return run
+        self._claims[key] = fd
+        return None
+
+    def release(self, key: Hashable) -> None:
+        fd = self._claims.pop(key, None)
+        if fd is not None:
+            os.close(fd)  # closing the file drops its lock
 
     def load(self, key: Hashable) -> LiveRun | None:
         try:
@@ -63,9 +88,12 @@ class RunStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(key)
         part = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
-        part.write_bytes(pickle.dumps((run.trace_requests, list(run.snapshots), run.config, run.label,
-                                       run.stop_reason)))
-        os.replace(part, path)
+        try:
+            part.write_bytes(pickle.dumps((run.trace_requests, list(run.snapshots), run.config, run.label,
+                                           run.stop_reason)))
+            os.replace(part, path)
+        finally:  # stored or not, nobody waits for it any longer
+            self.release(key)
 
 
 class RunCache:
@@ -88,12 +116,24 @@ class RunCache:
             if run is not None:
                 self._runs.move_to_end(key)
                 return run
-            stored = self.store.load(key) if self.store else None
+        stored = self.store.load_or_claim(key) if self.store else None  # may wait: outside the lock
+        with self._lock:
+            run = self._runs.get(key)
+            if run is not None:  # another thread of this process got it meanwhile
+                self._runs.move_to_end(key)
+                if self.store:
+                    self.store.release(key)
+                return run
             if stored is not None:
                 self._runs[key] = stored
                 self._account(key, size(stored))
                 return stored
-            run = self._runs[key] = make()  # builds the engine only (quick): the steps come in the background
+            try:
+                run = self._runs[key] = make()  # builds the engine only (quick): the steps come in the background
+            except BaseException:
+                if self.store:
+                    self.store.release(key)
+                raise
             self.computed += 1
             thread = run.compute_in_background(self._closing, lambda error: self._ended(key, run, size, error))
             self._threads = [th for th in self._threads if th.is_alive()] + [thread]
@@ -109,11 +149,15 @@ class RunCache:
     def _ended(self, key: Hashable, run: LiveRun, size: Callable[[LiveRun], int], error: BaseException | None) -> None:
         if error is not None:  # the next press computes it afresh; sessions showing it step it themselves
             log.error("computing the shared run %s failed", run.label, exc_info=error)
+            if self.store:
+                self.store.release(key)
             with self._lock:
                 if self._runs.get(key) is run:
                     del self._runs[key]
             return
         if not run.done:  # the process is exiting
+            if self.store:
+                self.store.release(key)
             return
         nbytes = size(run)
         if self.store:
