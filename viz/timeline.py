@@ -82,11 +82,15 @@ def slot_dtick(slots: int, height: int) -> int:
 
 def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, labels: dict, look: Look = PLAIN,
                   window: int = WINDOW) -> go.Figure:
-    """Slots (rows) x steps (columns) up to `frame`; later steps stay blank, axes stay fixed.
-    Without `look.hover` (while animating) the per-cell texts are left out."""
+    """Slots (rows) x steps (columns) up to `frame`; later steps stay blank, axes stay fixed. `frame` is the
+    player's: past the last column (a run that ended before the others it is shown beside) the window still
+    follows it, so every run's timeline shows the same steps, and the lane says where this run ended
+    (`labels["svc.done_at"]`, formatted with the step). Without `look.hover` (while animating) the per-cell texts
+    are left out."""
     height, title, hover = look.height or 320, look.title, look.hover
     start, end = window_range(frame, total_frames, window)
     shown = columns[start:min(frame + 1, end)]
+    ended_before = bool(columns) and frame >= len(columns)
     slots = len(columns[0].z) if columns else 1
     width = end - start
     z = np.full((slots, width), np.nan)
@@ -107,9 +111,10 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
                  "marker": PREEMPTION_MARK}
     cursor = [{"type": "line", "x0": shown[-1].step, "x1": shown[-1].step, "y0": 0, "y1": 1, "yref": "paper",
                "line": CURSOR_LINE}] if shown else []
+    done = [done_note(labels["svc.done_at"].format(step=columns[-1].step))] if ended_before else []
     fig = figure([cells, preempted], {
         "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36 if title else 8, "b": 46},
-        "showlegend": False, "uirevision": "timeline", "plot_bgcolor": "white", "shapes": cursor,
+        "showlegend": False, "uirevision": "timeline", "plot_bgcolor": "white", "shapes": cursor, "annotations": done,
         "xaxis": {"title": {"text": labels["step"], "standoff": 6}, "range": [start - 0.5, end - 0.5],
                   "showgrid": False, "zeroline": False},
         "yaxis": {"title": {"text": labels["slot"]}, "range": [slots - 0.5, -0.5], "showgrid": False, "zeroline": False,
@@ -118,10 +123,19 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
 
 
 
-def timeline_frames(columns: list[TimelineColumn], total_frames: int, window: int = WINDOW) -> dict:
-    """Every column of a finished run, for a browser that draws each frame itself (ui/playback/client_player.js
-    repeats slot_timeline's window, picture and cursor from these). Hover texts stay out: frames are
-    only drawn while playing, when the server leaves them out too."""
+def done_note(text: str) -> dict:
+    """The words in an ended run's lane, while the runs beside it go on."""
+    return {"text": text, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5, "showarrow": False,
+            "font": {"size": 15, "color": "#444"}, "bgcolor": "rgba(255,255,255,0.85)"}
+
+
+def timeline_frames(columns: list[TimelineColumn], total_frames: int, window: int = WINDOW,
+                    done_text: str | None = None) -> dict:
+    """Every column of a run so far, for a browser that draws each frame itself (ui/playback/live_chart.html
+    repeats slot_timeline's window, picture and cursor from these). `done_text`: the run has ended (these are
+    all its columns): past them the window follows the player and the lane says this. Hover texts stay out:
+    frames are only drawn while playing, when the server leaves them out too."""
     return {"kind": "timeline", "z": [c.z for c in columns], "preempted": [c.preempted_slots for c in columns],
             "steps": [c.step for c in columns], "total": total_frames, "window": window, "cell": CELL,
-            "rgb": palette_rgb(COLORSCALE), "cursor": CURSOR_LINE}
+            "rgb": palette_rgb(COLORSCALE), "cursor": CURSOR_LINE,
+            "done": done_note(done_text) if done_text else None}

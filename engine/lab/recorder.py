@@ -70,32 +70,46 @@ class RunRecorder:
         return summarize(list(self.requests.values()), snapshots, self.max_num_seqs, self.max_num_batched_tokens)
 
     def frame_metrics(self, i: int) -> dict:
-        """The live panel at frame i: only what had happened by then."""
+        """The live panel at frame i: only what had happened by then, and every request that had arrived.
+        One that has not had its first token (or not finished) counts with its time so far, a lower bound:
+        `ttft_censored` (per class) and `unfinished` say how many figures are such bounds."""
         snap = self.snapshots[i]
         step, seconds = snap.step, self._seconds[i]
         by_class: dict[str, dict] = {}
-        slowdowns = []
+        slowdowns, unfinished = [], 0
         for r in self.requests.values():
-            if r.arrival_step > step or r.first_token_step is None or r.first_token_step > step:
+            if r.arrival_step > step:
                 continue
-            d = by_class.setdefault(r.request_class, {"ttft_steps": [], "ttft_s": [], "slo": []})
-            d["ttft_steps"].append(r.first_token_step - r.arrival_step + 1)
-            if r.arrival_time is not None:
-                d["ttft_s"].append(r.first_token_time - r.arrival_time)
-            if r.finish_step is not None and r.finish_step <= step:
+            finished = r.finish_step is not None and r.finish_step <= step
+            started = r.first_token_step is not None and r.first_token_step <= step
+            if finished and not started:  # refused or aborted before a token: no latency, as in the run's summary
+                continue
+            d = by_class.setdefault(r.request_class, {"ttft_steps": [], "ttft_s": [], "slo": [], "censored": 0})
+            if started:
+                d["ttft_steps"].append(r.first_token_step - r.arrival_step + 1)
+                if r.arrival_time is not None:
+                    d["ttft_s"].append(r.first_token_time - r.arrival_time)
+            else:  # its first token comes at the next step at the earliest
+                d["censored"] += 1
+                d["ttft_steps"].append(step + 1 - r.arrival_step + 1)
+                if r.arrival_time is not None:
+                    d["ttft_s"].append(snap.time_s - r.arrival_time)
+            alone = max(1, ideal_steps(r.num_prompt_tokens, r.num_output_tokens, self.max_num_batched_tokens))
+            if finished:
                 met = slo_met(r)
                 if met is not None:
                     d["slo"].append(met)
-                slowdowns.append((r.finish_step - r.arrival_step + 1)
-                                 / max(1, ideal_steps(r.num_prompt_tokens, r.num_output_tokens,
-                                                      self.max_num_batched_tokens)))
+                slowdowns.append((r.finish_step - r.arrival_step + 1) / alone)
+            else:
+                unfinished += 1
+                slowdowns.append((step + 1 - r.arrival_step + 1) / alone)
         classes = {}
         for cls, d in sorted(by_class.items()):
             steps, secs = distribution(d["ttft_steps"]), distribution(d["ttft_s"])
             classes[cls] = {"ttft_p50_steps": steps["p50"], "ttft_p95_steps": steps["p95"],
                             "ttft_p50_ms": _ms(secs["p50"]), "ttft_p95_ms": _ms(secs["p95"]),
                             "slo_attainment": sum(d["slo"]) / len(d["slo"]) if d["slo"] else None,
-                            "num_first_tokens": len(d["ttft_steps"])}
+                            "num_first_tokens": len(d["ttft_steps"]) - d["censored"], "ttft_censored": d["censored"]}
         return {
             "step": step, "frames": len(self.snapshots), "seconds": seconds,
             "tokens": self._tokens[i], "tok_per_s": self._tokens[i] / seconds if seconds else None,
@@ -104,7 +118,8 @@ class RunRecorder:
             "slot_util_now": sum(1 for s in snap.slots if s) / len(snap.slots),
             "slot_util_mean": self._busy[i] / ((i + 1) * len(snap.slots)),
             "kv_util_now": snap.num_used_blocks / snap.num_blocks,
-            "preemptions": self._preempted[i], "fairness_jain": jain_index(slowdowns),
+            "preemptions": self._preempted[i], "fairness_jain": jain_index(slowdowns), "unfinished": unfinished,
+            "ttft_censored": sum(c["ttft_censored"] for c in classes.values()),
             "finished": sum(1 for r in self.requests.values() if r.finish_step is not None and r.finish_step <= step),
             "classes": classes,
         }

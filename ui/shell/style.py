@@ -60,6 +60,8 @@ BASE_CSS = """
 .lab-metric-label { font-size: 0.8rem; color: #555; line-height: 1.2; }
 .lab-metric-value { font-size: 1.3rem; font-weight: 600; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .lab-table { border-collapse: collapse; font-size: 0.85rem; margin-top: 0.4rem; }
+/* what a live figure covers mid-run (requests counted with their time so far) */
+.lab-note { font-size: 0.8rem; color: #555; line-height: 1.35; margin: 0.3rem 0 0 0; }
 .lab-table th, .lab-table td { border-bottom: 1px solid #e6e6ea; padding: 0.15rem 0.5rem; text-align: left; }
 .lab-table th { font-weight: 600; min-width: 4.5em; }
 /* the player's frame line: a progress bar and "step 55 / 710" */

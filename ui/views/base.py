@@ -24,7 +24,7 @@ VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", 
                "blocked", "waiting_since", "why_slots", "why_budget", "why_memory", "why_fragmentation", "waiting",
                "running", "finished", "block", "slots_filled", "shared_by", "free", "free_cached", "logical",
                "physical", "logical_block", "token_states", "reserved", "internal_fragmentation",
-               "external_fragmentation", "queue_more")
+               "external_fragmentation", "queue_more", "svc.done_at")
 
 
 def animating() -> bool:

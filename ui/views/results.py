@@ -1,6 +1,7 @@
 """A run's figures: the live metrics panel at one frame, the whole-run summary table, and saving runs."""
 from __future__ import annotations
 
+from html import escape
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -18,8 +19,14 @@ def metrics_panel(run: LiveRun, frame: int, key: str = "metrics") -> None:
     html_view(run, frame, ("metrics", lang()), lambda i: metrics_html(run, i), key)
 
 
+def bound(value: str, censored: int) -> str:
+    """A figure that counts requests with their time so far is a lower bound, and says so."""
+    return f"≥ {value}" if censored and value != "–" else value
+
+
 def metrics_html(run: LiveRun, frame: int) -> str:
-    """What the numbers were at this frame: only requests seen by then count."""
+    """What the numbers were at this frame, over every request that had arrived by then: the ones still
+    waiting count with their time so far (engine.lab.recorder.frame_metrics), and the panel says how many."""
     m = run.recorder.frame_metrics(min(frame, run.frames - 1))
     items = [(t("m.tok_per_s"), fmt(m["tok_per_s"], ".0f"), ""),
              (t("m.tok_per_step"), fmt(m["tok_per_step"], ".2f"), ""),
@@ -33,10 +40,14 @@ def metrics_html(run: LiveRun, frame: int) -> str:
     html = metric_grid(items)
     if m["classes"]:  # plain HTML: far cheaper to redraw 10 times a second than a data grid
         head = [t("m.class"), t("m.ttft_p50"), t("m.ttft_p95"), t("m.ttft_p50_ms"), t("m.slo")]
-        rows = [[class_name(cls), fmt(c["ttft_p50_steps"]), fmt(c["ttft_p95_steps"]), fmt(c["ttft_p50_ms"]),
+        rows = [[class_name(cls), *(bound(fmt(c[k]), c["ttft_censored"])
+                                    for k in ("ttft_p50_steps", "ttft_p95_steps", "ttft_p50_ms")),
                  fmt(None if c["slo_attainment"] is None else 100 * c["slo_attainment"], ".0f", "%")]
                 for cls, c in m["classes"].items()]
         html += html_table(head, rows)
+    if m["unfinished"]:
+        note = t("m.so_far", waiting=m["ttft_censored"], unfinished=m["unfinished"])
+        html += f'<p class="lab-note">{escape(note)}</p>'
     return html
 
 

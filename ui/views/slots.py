@@ -48,7 +48,9 @@ def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str,
     """`total`: the steps on the axis, or how to count them (playing runs still computed in the browser, the
     next chunk's frames are made later, on a longer axis)."""
     title, by_class, height = look.title, look.by_class, look.height
-    frame = min(frame, run.frames - 1)
+    # an ended run keeps the player's frame (its window follows the runs beside it); one still computed holds
+    # at its newest step
+    frame = frame if run.done else min(frame, run.frames - 1)
     total_now = total if callable(total) else lambda: total
     total = total_now()
     clock, frames = client_player.current(), None
@@ -58,7 +60,8 @@ def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str,
     else:
         def made() -> dict:
             n = client_player.shown(run)
-            return timeline_frames(timeline_columns(run, n - 1, by_class)[:n], total_now())
+            done = t("svc.done_at", step=run.snapshots[-1].step) if run.done and n == run.frames else None
+            return timeline_frames(timeline_columns(run, n - 1, by_class)[:n], total_now(), done_text=done)
         frames = client_player.animated(key, lambda: client_player.run_frames(run, ("timeline", by_class, total_now()),
                                                                               made))
         # the browser draws every frame's picture, marks, window and cursor itself: what the figure keeps
