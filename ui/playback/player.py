@@ -169,7 +169,7 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
         _seek(page, runs, _last_frame(runs))
     playing, ended = ss[_k(page, "playing")], all(r.done for r in runs)
     to_browser = in_browser and BROWSER_PLAYBACK
-    computing = [r for r in runs if r.in_background and not r.done]
+    computing = any(r.in_background and not r.done for r in runs)
     holding = False  # playing, but the browser has played every step taken so far
     if playing and to_browser:
         ready, clock = _ready(runs), ss.get(_k(page, "browser_clock"))
@@ -182,6 +182,7 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
         # a shared run: wait (cheaply) for its next chunk; a live run: the server steps and plays it
         holding = bool(computing)
     controls(page, runs)
+    waiting = computing and (holding or not playing)  # for shared runs computed in the background
     ss[_k(page, "interval_used")] = _interval(page)
     ss[_k(page, "defined_at")] = time.perf_counter()
 
@@ -197,7 +198,10 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
         last = _last_frame(runs)
         frame = min(ss[_k(page, "frame")], last)
         ss[_k(page, "frame")] = frame
-        position(page, runs, frame, last)
+        if waiting:  # the counter is the one progress read-out: it polls on its own, the views stay as drawn
+            st.fragment(_await, run_every=CHUNK_WAIT_S if holding else WAIT_S)(page, runs, holding)
+        else:
+            position(page, runs, frame, last)
         ss[ANIMATING] = ss[_k(page, "playing")]
         render(frame)
         cost = time.perf_counter() - started
@@ -206,18 +210,18 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
             st.rerun()  # redefine the fragment with an interval the redraws can keep
 
     animated()
-    if computing and (holding or not playing):
-        st.fragment(_await, run_every=CHUNK_WAIT_S if holding else WAIT_S)(page, runs, computing, holding)
 
 
-def _await(page: str, runs: list[LiveRun], computing: list[LiveRun], holding: bool) -> None:
-    """Runs still being computed (shared, in the background): how far they are, and the page again once
-    they have all ended (what needs a whole run, a measured value or the downloads, appears then) or,
-    while playing, once the next chunk can play in the browser. Polls without redrawing the views, so
-    forty students waiting cost the server next to nothing."""
-    if all(r.done for r in runs) or (holding and _ready(runs) > st.session_state[_k(page, "frame")]):
+def _await(page: str, runs: list[LiveRun], holding: bool) -> None:
+    """Runs still being computed (shared, in the background): the counter, with how far the engine has got,
+    and the page again once they have all ended (what needs a whole run, a measured value or the downloads,
+    appears then) or, while playing, once the next chunk can play in the browser. Polls without redrawing
+    the views, so forty students waiting cost the server next to nothing."""
+    frame = st.session_state[_k(page, "frame")]
+    if all(r.done for r in runs) or (holding and _ready(runs) > frame):
         st.rerun()
-    st.caption(t("player.computing", steps=min(r.frames for r in computing)))
+    last = _last_frame(runs)
+    position(page, runs, min(frame, last), last)
 
 
 def _ready(runs: list[LiveRun]) -> int:
@@ -351,7 +355,7 @@ def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
     """The frame counter with a progress bar, one slim line, redrawn with every frame. While the runs are still
     computed it says so, and how far the engine has got: the total is the steps taken so far, and it grows."""
     label = t("player.frame")
-    live = "" if all(r.done for r in runs) else t("player.computing_at", step=last + 1)
+    live = "" if all(r.done for r in runs) else t("player.computing", steps=last + 1)
     with st.container(key=f"{page}-frame-counter"):
         if client_player.current() is None:
             st.html(_position_html(frame, last, live, label))
