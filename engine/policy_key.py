@@ -126,12 +126,15 @@ def compile_key(text: str) -> CompiledKey:
 
 
 def _check_depth(root: ast.AST, text: str) -> None:
-    stack = [(root, 1)]
+    """Refuse nesting past MAX_DEPTH, pointing at the deepest node that has a place in the text (a name's
+    load context, say, has none)."""
+    stack = [(root, 1, root)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, placed = stack.pop()
         if depth > MAX_DEPTH:
-            raise _refuse("policy_key.too_deep", node, text, limit=MAX_DEPTH)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+            raise _refuse("policy_key.too_deep", placed, text, limit=MAX_DEPTH)
+        stack.extend((child, depth + 1, child if hasattr(child, "lineno") else placed)
+                     for child in ast.iter_child_nodes(node))
 
 
 class _Builder:

@@ -134,6 +134,30 @@ def test_only_the_evaluators_own_error_ever_comes_out(text, value):
     assert isinstance(result, float) and result == result
 
 
+# one link of a deep chain around an inner key: unary signs, calls, comparisons, attribute and subscript reads
+LINKS = ["-{}", "+{}", "not {}", "~{}", "sqrt({})", "abs({})", "log({})", "min({}, 1)", "max(0, {})", "({})",
+         "{} < 1", "1 == {}", "{} if waited else 0", "{}.real", "{}[0]", "f({})", "clip({}, 0, 1)"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LINKS), min_size=1, max_size=60), st.sampled_from(list(FIELDS) + ["7", "'chat'"]))
+def test_a_deep_chain_of_unary_call_and_comparison_links_is_refused_or_compiled_never_crashes(links, inner):
+    text = inner
+    for link in links:
+        text = link.format(text)
+    try:
+        compile_key(text[:MAX_KEY_CHARS])
+    except PolicyKeyError as e:
+        assert e.code in MESSAGES
+
+
+@pytest.mark.parametrize("text", ["-" * 31 + "waited", "sqrt(" * 31 + "waited" + ")" * 31, "not " * 40 + "waited"])
+def test_the_deep_keys_found_in_the_wild_get_a_policy_key_error_with_a_place(text):
+    with pytest.raises(PolicyKeyError) as refused:
+        compile_key(text)
+    assert refused.value.code == "policy_key.too_deep" and refused.value.message.params["line"] == 1
+
+
 def test_the_length_limit_is_the_documented_one():
     compile_key("waited" + " " * (MAX_KEY_CHARS - 6))
     with pytest.raises(PolicyKeyError):
