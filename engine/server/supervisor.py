@@ -5,11 +5,18 @@ core sends a message after every step, and a thread of it beats every BEAT_S (en
 for `heartbeat_timeout_s`, or whose process ended, or whose pipe closed, is killed (SIGKILL stops a stopped
 process too) and started again in a worker thread while the event loop goes on answering: requests in
 flight and new ones get 503 with Retry-After until the new core says ready. `health()` says what happened.
+
+The pipe is read and written by two threads of this process with blocking calls, never by the event loop:
+a full pipe (a burst of requests while the core is inside a step) makes the writer wait until the core reads
+again, which is backpressure, not a broken peer. (An fd watched by the event loop would be made non-blocking
+by uvloop, and a send into a full pipe would fail with EAGAIN.)
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+import queue
+import threading
 import time
 from collections.abc import Callable
 
@@ -70,28 +77,50 @@ class CoreSupervisor:
         self._tasks.append(self._loop.create_task(self._watch()))
 
     def _listen(self) -> None:
+        """A reader and a writer thread for the current core's pipe (they end with it)."""
         self._last_heard = time.monotonic()
-        self._loop.add_reader(self.conn.fileno(), self._on_readable)
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._read, args=(self.conn,), name="engine-core-reader", daemon=True).start()
+        threading.Thread(target=self._write, args=(self.conn, self._outbox), name="engine-core-writer",
+                         daemon=True).start()
 
     def send(self, msg: tuple) -> None:
         if not self.ready:
             raise EngineDead(self.unavailable())
-        try:
-            self.conn.send(msg)
-        except (OSError, ValueError) as e:
-            self._down(f"the engine core's pipe broke ({e})")
-            raise EngineDead(self.unavailable()) from e
+        self._outbox.put(msg)  # in order; the writer thread sends it as soon as the pipe has room
 
     def unavailable(self) -> str:
         return f"the engine core is restarting ({self.last_failure}); retry shortly"
 
-    def _on_readable(self) -> None:
+    def _read(self, conn) -> None:
+        """Each message, as it comes, handed to the event loop; the pipe's end (the core gone, or killed by a
+        restart) too. The time heard is kept here: a busy loop's backlog is not the core's silence."""
         try:
-            while self.ready and self.conn.poll():
-                msg = self.conn.recv()
-                self._last_heard = time.monotonic()
-                self.on_message(msg)
-        except (EOFError, OSError):
+            while True:
+                msg = conn.recv()
+                if conn is self.conn:
+                    self._last_heard = time.monotonic()
+                self._loop.call_soon_threadsafe(self._deliver, conn, msg)
+        except (EOFError, OSError, ValueError):
+            self._loop.call_soon_threadsafe(self._closed, conn)
+        except RuntimeError:  # the event loop has closed: the server is exiting
+            pass
+
+    def _write(self, conn, outbox: queue.SimpleQueue) -> None:
+        """Blocking sends: a full pipe waits here until the core reads. Ends (closing the pipe) at None."""
+        while (msg := outbox.get()) is not None:
+            try:
+                conn.send(msg)
+            except (OSError, ValueError):  # the core is gone: the reader or the watch finds it
+                break
+        conn.close()
+
+    def _deliver(self, conn, msg: tuple) -> None:
+        if conn is self.conn and self.ready:
+            self.on_message(msg)
+
+    def _closed(self, conn) -> None:
+        if conn is self.conn and self.ready:
             self._down(f"the engine core (pid {self.info.pid}) closed its pipe: exit code {self._exitcode()}")
 
     async def _watch(self) -> None:
@@ -100,8 +129,6 @@ class CoreSupervisor:
             await asyncio.sleep(period)
             if not self.ready:
                 continue
-            if self.conn.poll():  # the loop was busy: read what waits before judging the silence
-                self._on_readable()
             silent = time.monotonic() - self._last_heard
             if not self.ready:
                 continue
@@ -120,9 +147,8 @@ class CoreSupervisor:
             return
         log.error("%s; restarting it", reason)
         self.state, self.last_failure, self._down_since = "restarting", reason, time.monotonic()
-        self._loop.remove_reader(self.conn.fileno())
-        self.proc.kill()
-        self.conn.close()
+        self.proc.kill()  # its end of the pipe closes: the reader thread ends
+        self._outbox.put(None)  # the writer thread closes this end
         self.on_down(reason)
         self._tasks.append(self._loop.create_task(self._restart()))
 
@@ -159,16 +185,18 @@ class CoreSupervisor:
         was_ready, self.state = self.ready, "stopped"
         for task in self._tasks:
             task.cancel()
-        if was_ready and self._loop is not None and not self.conn.closed:
-            self._loop.remove_reader(self.conn.fileno())
-        try:
-            self.conn.send(("stop",))
-        except (OSError, ValueError):
-            pass
+        if was_ready and self._loop is not None:  # the writer sends what is queued, then stop, then closes
+            self._outbox.put(("stop",))
+            self._outbox.put(None)
+        elif not self.conn.closed:  # never attached to a loop (or restarting): no writer thread to ask
+            try:
+                self.conn.send(("stop",))
+            except (OSError, ValueError):
+                pass
+            self.conn.close()
         self.proc.join(timeout=10)
         if self.proc.is_alive():
             self.proc.kill()
-        self.conn.close()
 
 
 def make_supervisor(model: str, loaded, config, heartbeat_timeout_s: float) -> CoreSupervisor:
