@@ -2,6 +2,8 @@
 aborts on disconnect, concurrency without leaks, and an OpenAI-style error for every bad input."""
 import asyncio
 import json
+import logging
+import socket
 import threading
 import time
 
@@ -166,7 +168,33 @@ BAD = [
     ("n other than 1", {"prompt": "x", "n": 2}, 400, "n must be 1"),
     ("oversized body", {"prompt": "x" * 5000}, 413, "at most 4096"),
     ("empty prompt", {"prompt": ""}, 400, "the prompt is empty"),
+    ("max_tokens past the context", {"prompt": "x", "max_tokens": 600}, 400, "reduce max_tokens to at most"),
+    ("echo asked for", {"prompt": "x", "echo": True}, 400, "echo is not supported"),
+    ("logprobs asked for", {"prompt": "x", "logprobs": 2}, 400, "logprobs is not supported"),
+    ("best_of asked for", {"prompt": "x", "best_of": 3}, 400, "best_of is not supported"),
+    ("logit_bias asked for", {"prompt": "x", "logit_bias": {"50": 100}}, 400, "logit_bias is not supported"),
 ]
+
+
+def test_a_client_that_disconnects_mid_body_is_one_log_line_not_a_traceback(served, caplog):
+    url, engine = served
+    host, port = url.removeprefix("http://").split(":")
+    with caplog.at_level(logging.INFO, logger="engine.server"):
+        with socket.create_connection((host, int(port))) as s:
+            s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: 1000\r\n\r\n{\"prompt\": ")
+            time.sleep(0.3)
+        assert wait_until(lambda: any("disconnected before" in r.getMessage() for r in caplog.records))
+    said = [r for r in caplog.records if r.name == "engine.server"]
+    assert len(said) == 1 and said[0].levelno == logging.INFO and "Traceback" not in caplog.text
+    assert httpx.get(url + "/health").status_code == 200 and wait_until(lambda: idle(engine))
+
+
+def test_unsupported_parameters_at_their_neutral_values_are_accepted(served):
+    url, _ = served
+    r = httpx.post(url + "/v1/completions", json={"prompt": "x", "max_tokens": 2, "echo": False, "logprobs": None,
+                                                  "best_of": 1, "logit_bias": {}})
+    assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] <= 2
 
 
 @pytest.mark.parametrize("case,body,status,message", BAD, ids=[b[0] for b in BAD])
@@ -177,6 +205,8 @@ def test_bad_input_gets_an_openai_error_with_the_right_status(served, case, body
     assert r.status_code == status
     error = r.json()["error"]
     assert message in error["message"] and error["code"] == status
+    if case.endswith("asked for") or case == "max_tokens past the context":
+        assert error["param"] == case.split()[0]  # the parameter, by name
     assert httpx.get(url + "/health").status_code == 200  # and the server lives on
     assert wait_until(lambda: idle(engine))
 

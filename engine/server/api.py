@@ -83,6 +83,12 @@ async def generate(request: Request, req, ids: list[int], max_tokens: int | None
     engine: AsyncEngine = state.engine
     if max_tokens is None:  # OpenAI: no limit but the context
         max_tokens = max(1, state.max_model_len - len(ids))
+    elif len(ids) + max_tokens > state.max_model_len:  # as vLLM answers: refused, not clamped
+        field = "max_completion_tokens" if getattr(req, "max_completion_tokens", None) is not None else "max_tokens"
+        raise APIError(400, f"This model's maximum context length is {state.max_model_len} tokens. However, you "
+                            f"requested {len(ids) + max_tokens} tokens ({len(ids)} in the prompt, {max_tokens} in "
+                            f"the completion): reduce {field} to at most {state.max_model_len - len(ids)}.",
+                       param=field)
     params = req.sampling_params(max_tokens)
     try:
         stream = engine.submit(ids, params, req.priority)

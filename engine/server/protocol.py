@@ -135,10 +135,22 @@ def most_telling(errors: list[dict]) -> dict:
     return min(errors, key=lambda e: (e["type"].endswith("_type"), -len(e["loc"])))
 
 
+# OpenAI parameters this server does not implement, with the values that ask for nothing: any other value is
+# refused by name rather than silently ignored
+UNSUPPORTED = {"echo": (None, False), "logprobs": (None, False), "top_logprobs": (None, 0), "best_of": (None, 1),
+               "logit_bias": (None, {}), "suffix": (None, "")}
+
+
 def parse(model: type[BaseModel], data) -> BaseModel:
-    """Validate a decoded JSON body; a wrong field becomes a 400 that names it."""
+    """Validate a decoded JSON body; a wrong field becomes a 400 that names it, and so does a parameter this
+    server does not implement."""
     if not isinstance(data, dict):
         raise APIError(400, f"the request body must be a JSON object, not {type(data).__name__}")
+    for name, neutral in UNSUPPORTED.items():
+        value = data.get(name)
+        if not any(value == n and type(value) is type(n) for n in neutral):
+            shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+            raise APIError(400, f"{name} is not supported by this server (got {shown}): leave it out", param=name)
     try:
         return model.model_validate(data)
     except ValidationError as e:
