@@ -4,7 +4,7 @@ import dataclasses
 import streamlit as st
 
 from lessons import page_slugs as slugs
-from engine.lab.trace import TraceError, read_trace
+from engine.lab.trace import TraceError, packed, read_trace
 from engine.lab.workload import PRESETS, preset
 from engine.messages import ConfigError
 from ui.labs import bounded, downloads, experiments, history
@@ -48,9 +48,9 @@ elif source == "custom":
 else:
     upload = st.file_uploader(t("pg.upload"), type=["jsonl", "json", "txt"], key=f"{PAGE}.upload")
     if upload is not None:
-        try:  # parsed once per upload: a recorded run can be tens of MB
+        try:  # parsed once per upload (a recorded run can be tens of MB), its steps kept as packed columns
             if ss.get(f"{PAGE}.trace_id") != upload.file_id:
-                ss[f"{PAGE}.trace"], ss[f"{PAGE}.trace_id"] = read_trace(upload.getvalue()), upload.file_id
+                ss[f"{PAGE}.trace"], ss[f"{PAGE}.trace_id"] = packed(read_trace(upload.getvalue())), upload.file_id
             trace = ss[f"{PAGE}.trace"]
         except TraceError as e:
             ss.pop(f"{PAGE}.trace_id", None)

@@ -5,9 +5,9 @@ import random
 import pytest
 
 from engine.__main__ import main
-from engine.lab.experiment import run_requests, workload_requests
+from engine.lab.experiment import LiveRun, run_requests, workload_requests
 from engine.lab.workload import engine_config_for
-from engine.lab.trace import TraceError, TraceRequest, read_trace, write_trace
+from engine.lab.trace import TraceError, TraceRequest, packed, read_trace, write_trace
 from engine.lab.workload import PRESETS, Arrivals, Lengths, generate, preset
 
 STEP_FIGURES = ("steps", "output_tokens", "throughput_tok_per_step", "preemptions", "recomputed_tokens",
@@ -73,6 +73,10 @@ def test_trace_round_trip_replays_the_same_run(tiny, tmp_path):
     assert trace.snapshots == first.snapshots
     again = run_requests(tiny, trace.requests, engine_config_for(workload, policy="edf"))
     assert [s.batch for s in again.snapshots] == [s.batch for s in first.snapshots]
+    kept = packed(trace)  # as the playground keeps an upload: every step as it was read, the replay the same
+    assert len(kept.snapshots) == len(first.snapshots) and list(kept.snapshots) == list(first.snapshots)
+    replayed = LiveRun.replay(kept.requests, kept.snapshots, first.config, "upload")
+    assert replayed.summary() == LiveRun.replay(trace.requests, trace.snapshots, first.config, "upload").summary()
 
 
 def good_lines():

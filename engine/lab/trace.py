@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Iterable
 
 from engine.json_input import JSONInputError, loads
+from engine.lab.columns import SnapshotColumns
 from engine.messages import EngineError
 from engine.core.request import SLO, Request, ServiceClass
 from engine.sampling_params import SamplingParams
@@ -67,6 +68,14 @@ class Trace:
     header: dict
     requests: list[TraceRequest]
     snapshots: list[StepSnapshot]
+
+
+def packed(trace: Trace) -> Trace:
+    """The same trace with its steps packed into columns (engine.lab.columns): a fraction of the parsed
+    snapshots' memory, for a session that keeps an upload."""
+    columns = SnapshotColumns(trace.snapshots)
+    columns.freeze()
+    return Trace(trace.header, trace.requests, columns)
 
 
 def write_trace(out: IO[str] | str | Path, header: dict, requests: Iterable[TraceRequest],
