@@ -22,8 +22,8 @@ MESSAGES: dict[str, str] = {
     "config.priority_aging_steps": "priority_aging_steps must be at least 1 (got {value})",
     "config.policy_key_budget_ms": "policy_key_budget_ms must be positive (got {value})",
     "config.one_of": "{name} must be one of {allowed} (got {value!r})",
-    "config.v1_no_swap": "vllm_v1_semantics preempts by recompute only (vLLM v1 has no swap): "
-                         "set preemption_mode to recompute",
+    "config.v1_no_swap": "vllm_v1_semantics preempts by recompute only (swap is the textbook and vLLM v0 path; vLLM "
+                         "v1 has no swap preemption, only KV offload connectors): set preemption_mode to recompute",
     "config.dtype": "dtype must be auto, float32, bfloat16 or float16 (got {value!r})",
     "config.device": "device must be auto, cpu or cuda[:N] (got {value!r})",
     "config.max_model_len": "max_model_len must be between 1 and the model's context ({context}), got {value}",
