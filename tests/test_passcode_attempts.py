@@ -1,12 +1,14 @@
-"""Wrong instructor passcodes are slowed per session and per client address, and logged (25 guesses in 5 s
-cannot all go through at full speed): the clock and the sleep are the test's, the class view's form a real one."""
+"""Wrong instructor passcodes are bounded per session, per client address and in total, and logged: past the bound an
+attempt is refused at once without being checked (no thread waits), so twenty sessions guessing in parallel get at
+most TOTAL_FAILURES (20) passcodes checked a minute. The clock is the test's; the class view's form a real one."""
 import logging
+import threading
 import time
 
 import pytest
 
 from ui.instructor import attempts, passcode
-from ui.instructor.attempts import Attempts
+from ui.instructor.attempts import FREE_FAILURES, TOTAL_FAILURES, WINDOW_S, Attempts
 
 PASSCODE = "correct horse 7"
 
@@ -17,88 +19,97 @@ def configured(monkeypatch, tmp_path):
     monkeypatch.setenv(passcode.ENV, PASSCODE)
 
 
+@pytest.fixture
+def checked(monkeypatch, configured):
+    """Every passcode actually compared, counted."""
+    seen = []
+    real = passcode.matches
+
+    def counting(given):
+        seen.append(given)
+        return real(given)
+    monkeypatch.setattr(passcode, "matches", counting)
+    return seen
+
+
 class Clock:
     def __init__(self):
-        self.now, self.slept = 1000.0, []
+        self.now = 1000.0
 
     def __call__(self):
         return self.now
 
-    def sleep(self, s):
-        self.slept.append(s)
-        self.now += s
 
-
-def test_the_sixth_wrong_passcode_within_a_minute_waits_and_each_after_waits_longer(configured, caplog):
+def test_the_sixth_wrong_passcode_of_a_session_is_refused_unchecked_and_says_when_to_retry(checked, caplog):
     clock = Clock()
-    a = Attempts(clock, clock.sleep)
+    a = Attempts(clock)
     with caplog.at_level(logging.WARNING, logger="serving_lab.passcode"):
-        for _ in range(5):
-            assert not a.check("guess", "s1", "10.0.0.7")
-        assert clock.slept == []  # five free mistakes
-        for _ in range(3):
-            assert not a.check("guess", "s1", "10.0.0.7")
-    assert clock.slept == [1.0, 2.0, 4.0]
-    assert len(caplog.records) == 8 and "10.0.0.7" in caplog.records[-1].getMessage()
-    assert "8 in the last 60 s" in caplog.records[-1].getMessage()
+        assert all(a.check("guess", "s1", "10.0.0.7") == (False, 0) for _ in range(FREE_FAILURES))
+        refused = a.check(PASSCODE, "s1", "10.0.0.7")  # even the right one: it is not checked
+    assert not refused.ok and refused.retry_after_s == WINDOW_S and len(checked) == FREE_FAILURES
+    assert "10.0.0.7" in caplog.records[-1].getMessage() and "refused unchecked" in caplog.records[-1].getMessage()
+    clock.now += WINDOW_S + 1  # the minute has passed: checked again
+    assert a.check(PASSCODE, "s1", "10.0.0.7").ok
 
 
-def test_a_new_session_from_the_same_address_gets_no_fresh_count(configured):
+def test_twenty_parallel_sessions_get_at_most_twenty_passcodes_checked_a_minute(checked):
     clock = Clock()
-    a = Attempts(clock, clock.sleep)
-    for i in range(5):
-        a.check("guess", f"session-{i}", "10.0.0.7")  # a script opening a new session per guess
-    a.check("guess", "session-new", "10.0.0.7")
-    assert clock.slept == [1.0]
-    a.check("guess", "elsewhere", "10.0.0.9")  # another address, another session: not slowed
-    assert clock.slept == [1.0]
+    a = Attempts(clock)
+    outcomes = []
+
+    def student(i: int) -> None:
+        for _ in range(30):  # each session guesses as fast as it can
+            outcomes.append(a.check(f"guess {i}", f"session-{i}", "10.0.0.7" if i % 2 else f"10.0.1.{i}"))
+    threads = [threading.Thread(target=student, args=(i,)) for i in range(20)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(outcomes) == 600 and len(checked) == TOTAL_FAILURES  # N = 20 a minute, whatever the sessions
+    assert all(o.retry_after_s > 0 for o in outcomes if o not in [(False, 0)])
+    clock.now += WINDOW_S + 1
+    assert a.check("one more", "session-new", "10.0.0.9") == (False, 0) and len(checked) == TOTAL_FAILURES + 1
 
 
-def test_the_count_forgets_after_a_minute_and_the_right_passcode_clears_it(configured):
+def test_the_instructor_behind_a_guessing_students_address_still_gets_in(checked):
     clock = Clock()
-    a = Attempts(clock, clock.sleep)
-    for _ in range(5):
-        a.check("guess", "s1", None)
-    clock.now += 61
-    a.check("guess", "s1", None)
-    assert clock.slept == []  # the five of a minute ago are forgotten: this is the first
-    for _ in range(4):
-        a.check("guess", "s1", None)
-    assert a.check(PASSCODE, "s1", None) and clock.slept == [1.0]  # the sixth attempt waits, even the right one
-    a.check("guess", "s1", None)
-    assert clock.slept == [1.0]
+    a = Attempts(clock)
+    for _ in range(FREE_FAILURES):
+        a.check("guess", "student", "10.0.0.7")  # the student's session and address are over their budget
+    assert a.check("guess", "student", "10.0.0.7").retry_after_s > 0
+    assert a.check(PASSCODE, "instructor", "10.0.0.7").ok  # a session with no failure of its own is checked
 
 
-def test_the_delay_is_capped(configured):
+def test_a_script_opening_a_new_session_per_guess_is_bounded_by_the_total(checked):
     clock = Clock()
-    a = Attempts(clock, clock.sleep)
-    for _ in range(20):
-        a.check("guess", "s1", None)
-        clock.now -= clock.slept[-1] if clock.slept else 0  # keep all twenty within the minute
-    assert max(clock.slept) == attempts.MAX_DELAY_S
+    a = Attempts(clock)
+    for i in range(100):
+        a.check("guess", f"fresh-{i}", "10.0.0.7")
+    assert len(checked) == TOTAL_FAILURES
 
 
-def test_the_class_view_form_waits_on_the_sixth_wrong_passcode(configured, monkeypatch):
-    """The real form under streamlit.testing: five wrong passcodes answer at once, the sixth waits."""
+def test_the_class_view_form_answers_the_sixth_wrong_passcode_at_once_with_when_to_retry(configured, monkeypatch):
+    """The real form under streamlit.testing: five wrong passcodes are checked; the sixth is refused at once."""
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setattr(attempts, "ATTEMPTS", Attempts())
     monkeypatch.setattr("ui.instructor.class_view.ATTEMPTS", attempts.ATTEMPTS)
-    monkeypatch.setattr(attempts, "BASE_DELAY_S", 1.0)
     script = """
 import streamlit as st
+st.session_state["lang"] = "en"
 from ui.instructor import class_view
 class_view.passcode_form()
 """
     at = AppTest.from_string(script, default_timeout=30).run()
 
-    def wrong() -> float:
+    def wrong() -> tuple[float, str]:
         at.text_input(key="class-view.passcode").input("not it at all")
         start = time.monotonic()
         at.button[0].click().run()
         assert not at.exception, [e.value for e in at.exception]
-        return time.monotonic() - start
+        return time.monotonic() - start, at.error[0].value
 
-    quick = [wrong() for _ in range(5)]
-    sixth = wrong()
-    assert max(quick) < 0.9 and sixth >= 1.0, (quick, sixth)
+    said = [wrong() for _ in range(FREE_FAILURES + 1)]
+    assert all("not the passcode" in text for _, text in said[:FREE_FAILURES])
+    took, text = said[-1]
+    assert "Too many wrong passcodes" in text and "Try again in 60 s" in text and took < 5

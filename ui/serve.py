@@ -32,7 +32,7 @@ NO_PASSCODE = f"""Refusing to serve a class: no instructor passcode is set.
   设置后再启动：   SERVING_LAB_PASSCODE='自选口令' make class
   或在 .streamlit/secrets.toml 中写入   instructor_passcode = "自选口令"
 (env {passcode.ENV})"""
-MIN_PASSCODE = 8  # with attempts slowed after five misses (ui/instructor/attempts.py), 8 characters resist a room
+MIN_PASSCODE = 8  # 20 wrong guesses a minute are checked at most (ui/instructor/attempts.py): 8 characters hold
 SHORT_PASSCODE = f"""Refusing to serve a class: the instructor passcode has {{n}} characters; it needs at least \
 {MIN_PASSCODE}.
   Anyone on the room's network can try passcodes against this lab: choose a longer one, then start again:

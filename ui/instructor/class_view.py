@@ -33,12 +33,16 @@ def passcode_form() -> None:
         go = st.form_submit_button(t("cv.unlock"), type="primary")
     if go:
         ctx = get_script_run_ctx()
-        if ATTEMPTS.check(given, ctx.session_id if ctx else "?", st.context.ip_address):  # slowed after 5 misses
+        outcome = ATTEMPTS.check(given, ctx.session_id if ctx else "?", st.context.ip_address)  # bounded misses
+        if outcome.ok:
             access.grant()
             ss.pop(f"{PAGE}.passcode", None)
             time.sleep(0.3)  # let the browser take the cookie before the rerun replaces the element that sets it
             st.rerun()
-        st.error(t("cv.wrong"), icon="🔒")
+        if outcome.retry_after_s:
+            st.error(t("cv.too_many", s=outcome.retry_after_s), icon="⏳")
+        else:
+            st.error(t("cv.wrong"), icon="🔒")
 
 
 def _copy_class() -> None:
