@@ -14,6 +14,8 @@ from ui.shell.i18n import class_name, t
 from ui.views.results import metrics_html
 
 # (workload, the moment's settings, each run's label and settings), as lessons/moments.yaml and the pages give them
+pytestmark = pytest.mark.slow  # five full lecture-moment runs (~20 s here); in the whole suite they come from the store
+
 MOMENTS = {
     "fixed-batch-holes": ("high-variance", {"max_num_seqs": 8}, {b: {"batcher": b} for b in ("static", "continuous")}),
     "support-bot-sla": ("support-bot-vs-batch", {}, {p: {"policy": p} for p in ("fcfs", "priority", "edf")}),
