@@ -45,7 +45,7 @@ class Poll:
     id: int
     class_code: str
     prompt_id: str
-    state: str  # "open" | "closed"
+    state: str  # "open" | "closed" | "failed" (its runs failed: no measured value will come)
     measured: float | None
     opened_at: datetime
 

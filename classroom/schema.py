@@ -96,7 +96,7 @@ polls = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("class_code", String(ID_LEN), nullable=False),
     Column("prompt_id", String(ID_LEN), nullable=False),
-    Column("state", String(8), nullable=False),  # open | closed
+    Column("state", String(8), nullable=False),  # open | closed | failed
     Column("measured", Float, nullable=True),
     Column("opened_at", Float, nullable=False),
     Column("closed_at", Float, nullable=True),

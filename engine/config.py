@@ -133,7 +133,10 @@ class EngineConfig:
     policy_key: str | None = None
     policy_victim_key: str | None = None
     policy_key_preemptive: bool = False
-    policy_key_budget_ms: float = 50.0  # CPU time all requests' keys may take in one step
+    # the work all requests' keys may do in one step, counted (engine/policy_key.py: an operation is one part of a
+    # key, or one field read, for one request), not timed: the verdict on a key does not depend on the machine's
+    # load. About 50 ms of this lab's CPU at ~0.1 µs an operation.
+    policy_key_budget_ops: int = 500_000
     # vLLM v1's scheduler as it is: no waiting request preempts running ones (vLLM issue #40004), preemption by
     # recompute only, and (in both modes) no admission in a step with a preemption. Off: the lab's teaching
     # choices (priority and edf preempt for an urgent arrival; swap as in the vLLM paper and v0).
@@ -167,7 +170,8 @@ class EngineConfig:
             need(value in allowed, "config.one_of", name=name, allowed=", ".join(allowed), value=value)
         need(not (self.vllm_v1_semantics and self.preemption_mode == "swap"), "config.v1_no_swap")
         need(self.dtype in DTYPE_NAMES, "config.dtype", value=self.dtype)
-        need(self.policy_key_budget_ms > 0, "config.policy_key_budget_ms", value=self.policy_key_budget_ms)
+        need(isinstance(self.policy_key_budget_ops, int) and not isinstance(self.policy_key_budget_ops, bool)
+             and self.policy_key_budget_ops >= 1, "config.policy_key_budget_ops", value=self.policy_key_budget_ops)
         if self.policy_key is not None or self.policy_victim_key is not None:
             # a refused key is a PolicyKeyError (a ConfigError) at line and column; imported here, where a key is
             # set, so that the settings sit one step above the messages and the scheduler's import chain stays short

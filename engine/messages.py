@@ -20,7 +20,7 @@ MESSAGES: dict[str, str] = {
     "config.long_prefill_token_threshold": "long_prefill_token_threshold must be 0 (off) or positive (got {value})",
     "config.max_wait_steps": "max_wait_steps must be 0 or more (got {value})",
     "config.priority_aging_steps": "priority_aging_steps must be at least 1 (got {value})",
-    "config.policy_key_budget_ms": "policy_key_budget_ms must be positive (got {value})",
+    "config.policy_key_budget_ops": "policy_key_budget_ops must be a positive integer (got {value!r})",
     "config.one_of": "{name} must be one of {allowed} (got {value!r})",
     "config.v1_no_swap": "vllm_v1_semantics preempts by recompute only (swap is the textbook and vLLM v0 path; vLLM "
                          "v1 has no swap preemption, only KV offload connectors): set preemption_mode to recompute",
@@ -148,8 +148,9 @@ MESSAGES: dict[str, str] = {
                               "sqrt's domain ({values})",
     "policy_key.not_a_number": "request {request_id}: `{text}` (line {line}, column {column}) is not a real "
                                "number ({values})",
-    "policy_key.over_budget": "step {step}: the key took {ms} ms of CPU time for {n} requests, over the budget "
-                              "of {limit_ms} ms a step (stopped at request {request_id})",
+    "policy_key.over_budget": "step {step}: the keys need {ops} operations for {n} requests (an operation: one part "
+                              "of a key, or one field it reads, for one request), over the budget of {limit} a step "
+                              "(stopped at request {request_id})",
 }
 
 

@@ -26,7 +26,6 @@ MAX_CONSTANT = 1e12
 MAX_EXPONENT = 8  # `x ** k`: k a constant with |k| <= 8
 MAX_TEXT_CONSTANT = 32
 MAX_CALL_ARGS = 16
-STEP_BUDGET_S = 0.05  # evaluating every request's key in one step may take at most this long
 
 # The fields a key may read, all numbers except request_class. Their meanings, for the page, are strings.yaml's
 # challenge.field.<name>; engine.core.policy reads them off a request.
@@ -79,6 +78,11 @@ class CompiledKey:
     names: tuple[str, ...]  # the fields it reads, in FIELDS order
     _run: Callable[[Mapping[str, float | str]], float]
     _tree: ast.AST
+    # Its work for one request, counted: one operation per part of the expression (a number, a field, an operator,
+    # a call), each a bounded amount of work on floats, evaluated at most once (a chained comparison's middle
+    # terms twice, counted twice). The engine's step budget adds these up (engine.core.policy.KeyPolicy): counted,
+    # not timed, so a key's verdict is the same on an idle machine and a busy one.
+    cost: int = 1
 
     def evaluate(self, values: Mapping[str, float | str], request_id: str = "?") -> float:
         """The key for one request (`values`: at least `names`). A failure names the request, the
@@ -122,7 +126,13 @@ def compile_key(text: str) -> CompiledKey:
     if kind == "text":
         raise _refuse("policy_key.text", tree.body, text, limit=MAX_TEXT_CONSTANT)
     names = tuple(name for name in FIELDS if name in builder.names)
-    return CompiledKey(text, names, run, tree.body)
+    return CompiledKey(text, names, run, tree.body, _cost(tree.body))
+
+
+def _cost(root: ast.AST) -> int:
+    parts = sum(isinstance(node, ast.expr) for node in ast.walk(root))
+    chained = sum(len(node.comparators) - 1 for node in ast.walk(root) if isinstance(node, ast.Compare))
+    return parts + chained
 
 
 def _check_depth(root: ast.AST, text: str) -> None:

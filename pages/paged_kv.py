@@ -2,7 +2,7 @@
 import streamlit as st
 
 from lessons import page_slugs as slugs
-from ui.labs import bounded, experiments
+from ui.labs import bounded, experiments, variants
 from ui.instructor import moments
 from ui.views import kv, results
 from ui.shell.i18n import choice, t
@@ -10,19 +10,14 @@ from ui.playback.player import player
 
 PAGE = slugs.PAGED_KV
 WORKLOADS = ("chat-and-reports", "shared-system-prompt", "long-context")
-VARIANTS = {"contiguous": {"kv_layout": "contiguous"}, "paged": {"kv_layout": "paged"},
-            "paged-no-sharing": {"kv_layout": "paged", "enable_prefix_caching": False},
-            "paged-swap": {"kv_layout": "paged", "preemption_mode": "swap"}}
+VARIANTS = variants.LAYOUTS
 ss = st.session_state
 
 pending, setup, notices = moments.page_header(
     PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous", "right": "paged", "prefix": False,
-                 "blocks": 0, "block_size": 16, "live": False})
+                 "blocks": 0, "block_size": variants.BLOCK_SIZE, "live": False})
 if pending:
-    ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
-    ss[f"{PAGE}.left"], ss[f"{PAGE}.right"] = pending.compare
-    ss[f"{PAGE}.prefix"] = bool(pending.settings.get("enable_prefix_caching", False))
-    ss[f"{PAGE}.blocks"] = int(pending.settings.get("num_blocks") or 0)
+    ss.update({f"{PAGE}.{key}": value for key, value in variants.moment_form(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 2.5, 2.5], vertical_alignment="bottom")
@@ -38,10 +33,8 @@ with setup, st.form(f"{PAGE}.form", border=False):
 
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
     if moments.wants_run(PAGE, run_clicked, pending):
-        common = {"enable_prefix_caching": prefix, "block_size": block_size, "num_blocks": blocks or None}
-        if pending:  # the moment's other settings (max_num_seqs ...) hold for its own run
-            common |= {k: v for k, v in pending.settings.items() if k not in common}
-        experiments.start(PAGE, workload, [(v, {**common, **VARIANTS[v]}) for v in (left, right)],
+        experiments.start(PAGE, workload, variants.layouts((left, right), prefix, block_size, blocks,
+                                                           pending.settings if pending else None),
                           seed=ss[f"{PAGE}.seed"], live=live)
         moments.started(PAGE)
 

@@ -2,9 +2,9 @@
 import streamlit as st
 
 from lessons import page_slugs as slugs
-from engine.config import EngineConfig, POLICIES
+from engine.config import EngineConfig
 from engine.lab.metrics import request_metrics
-from ui.labs import bounded, experiments
+from ui.labs import bounded, experiments, variants
 from ui.instructor import moments
 from ui.views import results, slots
 from ui.shell.i18n import choice, class_name, labels, t
@@ -14,16 +14,14 @@ from viz.charts import class_boxes, grouped_bars
 
 PAGE = slugs.POLICIES
 WORKLOADS = ("support-bot-vs-batch", "chat-and-reports", "three-kinds")
-# Beside the lab's policies, priority as vLLM v1 schedules it: no waiting request preempts running ones.
-VARIANTS = {**{p: {"policy": p} for p in POLICIES}, "priority-v1": {"policy": "priority", "vllm_v1_semantics": True}}
+VARIANTS = variants.SCHEDULERS
 ss = st.session_state
 
 pending, setup, notices = moments.page_header(
     PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
                   "aging": EngineConfig.default("priority_aging_steps"), "live": False})
 if pending:
-    ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"], ss[f"{PAGE}.policies"] = (pending.workload, pending.seed,
-                                                                          list(pending.compare))
+    ss.update({f"{PAGE}.{key}": value for key, value in variants.moment_form(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
     # two rows: four policies' names take a row's width, and priority_aging_steps (an identifier) never wraps
@@ -41,8 +39,7 @@ with notices:  # drawn in one rerun and not the next: kept above the picture, wh
         if len(chosen) < 2:
             st.error(t("pol.need_two"))
         else:
-            experiments.start(PAGE, workload, [(p, {"priority_aging_steps": aging, **VARIANTS[p]}) for p in chosen],
-                              seed=seed, live=live)
+            experiments.start(PAGE, workload, variants.schedulers(chosen, aging), seed=seed, live=live)
         moments.started(PAGE)
 
 def axis_name(run) -> str:

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from lessons import page_slugs as slugs
-from ui.labs import bounded, experiments
+from ui.labs import bounded, experiments, variants
 from ui.instructor import moments
 from ui.views import results, slots
 from ui.shell.i18n import choice, t
@@ -15,8 +15,7 @@ ss = st.session_state
 pending, setup, notices = moments.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8,
                                                            "scale": 1.0, "live": False})
 if pending:
-    ss[f"{PAGE}.workload"], ss[f"{PAGE}.seed"] = pending.workload, pending.seed
-    ss[f"{PAGE}.slots"] = pending.settings.get("max_num_seqs", 8)
+    ss.update({f"{PAGE}.{key}": value for key, value in variants.moment_form(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([2.6, 1.1, 1.8, 1.7, 1.2, 1.1], vertical_alignment="bottom")
@@ -29,8 +28,7 @@ with setup, st.form(f"{PAGE}.form", border=False):
 
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
     if moments.wants_run(PAGE, run_clicked, pending):
-        experiments.start(PAGE, workload, [(batcher, {"max_num_seqs": num_seqs, "batcher": batcher})
-                                           for batcher in ("static", "continuous")], seed=seed, scale=scale, live=live)
+        experiments.start(PAGE, workload, variants.batchers(num_seqs), seed=seed, scale=scale, live=live)
         moments.started(PAGE)
 
 runs = experiments.runs(PAGE)

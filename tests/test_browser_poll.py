@@ -153,6 +153,62 @@ def test_a_live_poll_reaches_two_students_and_reveals_the_measured_value_on_all_
         page.close()
 
 
+def test_the_room_gets_the_measured_value_after_the_instructor_closes_the_tab_right_after_close_and_run(
+        browser, server):
+    """The server, not the instructor's browser, finishes the poll: the instructor presses "close and run" and
+    closes the tab as soon as the poll is closed (a second or two); both students (en and zh) then see the measured
+    value beside their answers, and an instructor who opens the class view anew sees it too."""
+    moment_id = "chat-and-reports"  # another moment than the test above: its runs start after the press
+    code, db = f"left-{uuid.uuid4().hex[:6]}", get_store()
+    tokens = [db.new_student(name, code) for name in ("Ada Student", "Lin Student")]
+    teacher = new_page(browser, "en", *SIZES[0])
+    unlock(teacher, server, "en", code)
+    teacher.locator(f".st-key-side-moment-{moment_id} button").first.click()
+    teacher.locator(f".st-key-poll-{moment_id}-open button").first.click(timeout=60_000)
+    teacher.locator(".st-key-poll-live").first.wait_for(timeout=30_000)
+
+    students, langs, answers = [], ("en", "zh"), ("3", "12.5")
+    for tok, value, lang in zip(tokens, answers, langs):
+        page = new_page(browser, lang, *SIZES[0])
+        page.goto(f"{server}/?s={tok}&lang={lang}")
+        page.locator(".st-key-poll-banner input").first.wait_for(timeout=60_000)
+        page.locator(".st-key-poll-banner input").first.fill(value)
+        page.locator(".st-key-poll-banner button").filter(has_text=STRINGS["poll.send"][lang]).first.click()
+        wait_for_text(page, ".st-key-poll-banner", re.escape(STRINGS["poll.sent"][lang].format(value=value + "×")))
+        students.append(page)
+    wait_for_text(teacher, ".st-key-poll-live", re.escape(STRINGS["poll.live"]["en"].format(code=code, n=2)))
+
+    teacher.locator(f".st-key-poll-{moment_id}-close button").first.click()
+    deadline = time.monotonic() + 30
+    while db.latest_poll(code).state == "open":  # the press has reached the server: the poll is closed
+        assert time.monotonic() < deadline, "the press never closed the poll"
+        time.sleep(0.1)
+    teacher.close()  # the tab goes, and with it the instructor's session
+
+    moment = load_moments()[moment_id]
+    for page, lang, mine in zip(students, langs, answers):
+        said = STRINGS["poll.result"][lang].split("{question}")[1].split("**")[0].strip()  # "Measured:", "实测："
+        result = wait_for_text(page, ".st-key-poll-banner", re.escape(said) + r"\s*\d", timeout=240)
+        poll = db.latest_poll(code)
+        assert poll.state == "closed" and poll.measured is not None
+        assert f"{said} {predictions.shown(moment, poll.measured, lang)}".replace("： ", "：") in result
+        assert mine + "×" in result and predictions.shown(moment, 7.75, lang) in result  # theirs, the room's median
+        assert_no_errors(page)
+        page.screenshot(path=str(ARTIFACTS / f"poll-reveal-after-instructor-left-{lang}.png"))
+    measured = db.latest_poll(code).measured
+    assert db.class_predictions(code)[moment_id]["measured"] == measured  # beside each answer, for the class view
+
+    again = new_page(browser, "zh", *SIZES[0])  # the instructor comes back, in a new browser session
+    unlock(again, server, "zh", code)
+    again.get_by_role("tab", name=STRINGS["cv.tab.poll"]["zh"]).click()
+    wait_for_text(again, '[data-testid="stMain"]', re.escape(STRINGS["poll.closed_line"]["zh"].format(
+        n=2, median=predictions.shown(moment, 7.75, "zh"), measured=predictions.shown(moment, measured, "zh"))))
+    assert_no_errors(again)
+    again.screenshot(path=str(ARTIFACTS / "poll-reveal-after-instructor-left-class-view-zh.png"))
+    for page in (again, *students):
+        page.close()
+
+
 def load_moment_question(lang: str) -> str:
     from lessons import load_moments
     return load_moments()[MOMENT].predict[lang]

@@ -5,18 +5,25 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from classroom import get_store
+from engine import EngineConfig
+from engine.lab.experiment import LiveRun, workload_requests
+from engine.lab.workload import preset
 from lessons import load_moments, load_quiz, load_tasks, predictions
-from ui.instructor import passcode
+from ui.instructor import passcode, poll_job
+from ui.playback.run_cache import RUNS, run_bytes
+from ui.shell.i18n import STRINGS_FILE
 from viz.classroom import RIGHT, WRONG
 from app_support import runs_ended
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSCODE = "correct horse 7"
 NAME = "Zelda Quorum"  # a name that appears nowhere else in the lab
+STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(autouse=True)
@@ -142,9 +149,9 @@ def test_the_passcode_also_comes_from_secrets_toml(monkeypatch, tmp_path):
     assert passcode.matches("the environment wins") and not passcode.matches("from the file")
 
 
-def student_app(token: str) -> AppTest:
+def student_app(token: str, lang: str = "en") -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["lang"] = "en"
+    at.session_state["lang"] = lang
     at.session_state["progress.token"] = token  # as ui.progress.saved keeps it, after a `?s=` link or a first answer
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -178,6 +185,7 @@ def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured)
     teacher.run()
     assert f"Poll open (class {code}): 2 answers so far" in [m.value for m in teacher.markdown]
     next(b for b in teacher.button if b.label == "Close and run").click().run(timeout=300)
+    poll_job.join(timeout=300)  # the server publishes the measured value once the runs end
     runs_ended(teacher)
     assert not teacher.exception, [e.value for e in teacher.exception]
     measured = db.latest_poll(code).measured
@@ -189,6 +197,69 @@ def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured)
         result = next(m.value for m in at.markdown if m.value.startswith("📊"))
         assert f"Measured: **{figure}** · your answer: {mine} · the class: 2 answers, median 4.25×" in result
     assert {p.measured for p in db.predictions(students[0].session_state["progress.token"]).values()} == {measured}
+
+
+@pytest.mark.slow
+def test_with_the_instructor_gone_after_close_and_run_the_server_reveals_the_value_in_chinese(configured):
+    """Nothing reruns the instructor's script after "close and run" (its tab is gone): the server's job publishes
+    the measured value, the students (in zh) see it beside their answers, and a class view opened anew shows it."""
+    moment_id, code, db = "online-uniform", f"g-{uuid.uuid4().hex[:8]}", get_store()
+    tokens = [db.new_student("", code) for _ in range(2)]
+    teacher = enter(class_view("zh"), PASSCODE)
+    teacher.text_input(key="class-view.class.widget").input(code).run()
+    teacher.button(key=f"side.moment.{moment_id}").click().run()
+    teacher.switch_page("pages/static_vs_continuous.py")
+    next(b for b in teacher.button if b.label == STRINGS["poll.open"]["zh"].format(code=code)).click().run()
+    poll = db.current_poll(code)
+    students = [student_app(tok, "zh") for tok in tokens]
+    for at, value in zip(students, ("2", "6.5")):
+        at.text_input(key=f"poll.answer.{poll.id}").input(value)
+        next(b for b in at.button if b.label == STRINGS["poll.send"]["zh"]).click().run()
+    teacher.run()
+    next(b for b in teacher.button if b.label == STRINGS["poll.close_run"]["zh"]).click().run(timeout=300)
+    assert not teacher.exception, [e.value for e in teacher.exception]
+    del teacher  # the tab is closed: the instructor's session runs no more
+
+    poll_job.join(timeout=300)
+    measured = db.latest_poll(code).measured
+    assert db.latest_poll(code).state == "closed" and measured is not None
+    figure = predictions.shown(load_moments()[moment_id], measured, "zh")
+    question = load_moments()[moment_id].predict["zh"]
+    for at, mine in zip(students, ("2×", "6.5×")):
+        at.run()
+        assert STRINGS["poll.result"]["zh"].format(question=question, measured=figure, mine=mine, n=2,
+                                                   median="4.25×") in [m.value for m in at.markdown]
+    assert db.class_predictions(code)[moment_id] == {"values": [2.0, 6.5], "measured": measured}
+    fresh = enter(class_view("zh"), PASSCODE)
+    fresh.text_input(key="class-view.class.widget").input(code).run()
+    assert STRINGS["poll.closed_line"]["zh"].format(n=2, median="4.25×", measured=figure) in [
+        c.value for c in fresh.caption]
+
+
+def test_a_poll_whose_run_fails_tells_the_students_so_in_their_language(configured, tiny):
+    """A run that fails mid-way (a real one: a policy key that divides by zero once a request has 3 tokens) marks
+    the poll failed; each student reads that in their language instead of waiting, and so does the class view.
+    A second "close and run" for the poll finds its job running and starts none."""
+    code, db = f"f-{uuid.uuid4().hex[:8]}", get_store()
+    tokens = [db.new_student("", code) for _ in range(2)]
+    poll = db.open_poll(code, "online-uniform")
+    db.answer_poll(poll, tokens[0], 3.0)
+    db.close_poll(poll)
+    requests = workload_requests(tiny, preset("high-variance").scaled(0.2), seed=0)[:6]
+    config = EngineConfig(max_num_seqs=4, policy_key="100 / (num_output_tokens - 3)")
+
+    def runs():
+        return [RUNS.get(("failing", code), lambda: LiveRun(tiny, requests, config, "continuous"), run_bytes)]
+    moment = load_moments()["online-uniform"]
+    assert poll_job.start(db, poll, moment, runs)
+    assert not poll_job.start(db, poll, moment, runs)
+    poll_job.join(timeout=120)
+    assert (db.latest_poll(code).state, db.latest_poll(code).measured) == ("failed", None)
+    for tok, lang in zip(tokens, ("zh", "en")):
+        assert STRINGS["poll.failed"][lang] in [m.value for m in student_app(tok, lang).markdown]
+    teacher = enter(class_view("zh"), PASSCODE)
+    teacher.text_input(key="class-view.class.widget").input(code).run()
+    assert STRINGS["poll.failed_room"]["zh"] in [e.value for e in teacher.error]
 
 
 def test_the_instructor_marks_an_explanation_and_the_mark_is_stored_on_the_text_it_read(configured, klass):

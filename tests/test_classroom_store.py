@@ -263,6 +263,40 @@ def test_a_poll_takes_one_answer_per_student_the_last_counts_and_refuses_once_cl
     assert err.value.code == "unknown_poll"
 
 
+def test_a_polls_measured_value_is_published_once_and_a_failure_is_kept_until_a_value_comes(store):
+    """Two publishers (the server's job and the instructor's session, or two instructors) write the value once; a
+    second "close" keeps it; the students who answered get it as their prediction's measured value."""
+    s1, s2, other = (store.new_student(n, "c1") for n in ("a", "b", "c"))
+    poll = store.open_poll("c1", "p1")
+    for tok, value in ((s1, 2.0), (s2, 4.0)):
+        store.answer_poll(poll, tok, value)
+        store.record_prediction(tok, "p1", value)
+    store.record_prediction(other, "p1", 9.0)  # predicted on their own, never answered the poll
+    store.close_poll(poll)
+    assert (store.latest_poll("c1").state, store.latest_poll("c1").measured) == ("closed", None)
+    assert store.reveal_poll(poll, 3.5) is True
+    assert store.reveal_poll(poll, 7.0) is False and store.fail_poll(poll) is False
+    store.close_poll(poll)  # a stale second press
+    latest = store.latest_poll("c1")
+    assert (latest.state, latest.measured) == ("closed", 3.5)
+    assert [store.predictions(t)["p1"].measured for t in (s1, s2, other)] == [3.5, 3.5, None]
+
+    failing = store.open_poll("c1", "p2")
+    store.close_poll(failing)
+    assert store.fail_poll(failing) is True and store.fail_poll(failing) is False
+    store.close_poll(failing)
+    assert (store.latest_poll("c1").state, store.latest_poll("c1").measured) == ("failed", None)
+    with pytest.raises(StorageError) as err:
+        store.answer_poll(failing, s1, 1.0)
+    assert err.value.code == "poll_closed"
+    assert store.reveal_poll(failing, 1.25) is True  # a value that comes after all replaces the failure
+    assert (store.latest_poll("c1").state, store.latest_poll("c1").measured) == ("closed", 1.25)
+    for call in (store.reveal_poll, store.fail_poll, store.close_poll):
+        with pytest.raises(StorageError) as err:
+            call(10_000, *([1.0] if call == store.reveal_poll else []))
+        assert err.value.code == "unknown_poll"
+
+
 def test_a_corrupt_database_file_is_refused_as_unavailable(tmp_path):
     path = tmp_path / "lab.db"
     path.write_bytes(b"this is not a database" * 100)

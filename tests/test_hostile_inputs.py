@@ -122,7 +122,8 @@ ARGS = {  # method -> the kind of each argument
     "class_quiz": ("code",), "class_worksheets": ("code",), "class_predictions": ("code",),
     "class_csv": ("code", "flag"), "class_size": ("code",), "open_poll": ("code", "id"), "current_poll": ("code",),
     "latest_poll": ("code",), "answer_poll": ("poll", "token", "number"), "poll_values": ("poll",),
-    "close_poll": ("poll", "number"), "self_assess": ("token", "id", "id", "assessment"),
+    "close_poll": ("poll", "number"), "reveal_poll": ("poll", "number"), "fail_poll": ("poll",),
+    "self_assess": ("token", "id", "id", "assessment"),
     "self_assessments": ("token",), "mark": ("code", "token", "id", "id", "mark", "text"), "marks": ("token",),
     "class_explanations": ("code",),
 }

@@ -97,14 +97,14 @@ def engine_with(loaded, requests, **config):
     return engine
 
 
-@pytest.mark.parametrize("key,budget_ms,code", [
-    ("100 / (num_output_tokens - 3)", 50.0, "policy_key.division_by_zero"),  # fails once a request has 3 tokens
-    ("waited", 1e-6, "policy_key.over_budget"),
+@pytest.mark.parametrize("key,budget_ops,code", [
+    ("100 / (num_output_tokens - 3)", 500_000, "policy_key.division_by_zero"),  # fails once a request has 3 tokens
+    ("waited", 1, "policy_key.over_budget"),  # one request's work (a field read, one part) is over 1 already
 ])
-def test_a_failing_key_stops_its_run_cleanly_while_another_engine_goes_on(random_small, workloads, key, budget_ms,
+def test_a_failing_key_stops_its_run_cleanly_while_another_engine_goes_on(random_small, workloads, key, budget_ops,
                                                                           code):
     requests = workloads["high-variance"][:6]
-    failing = engine_with(random_small, requests, policy_key=key, policy_key_budget_ms=budget_ms)
+    failing = engine_with(random_small, requests, policy_key=key, policy_key_budget_ops=budget_ops)
     other = engine_with(random_small, requests, policy_key="num_prompt_tokens + max_tokens")
     error = None
     while other.has_unfinished():

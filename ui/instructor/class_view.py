@@ -276,6 +276,8 @@ def _poll(poll, values: list[float]) -> None:
         st.caption(t("poll.live", code=poll.class_code, n=len(values)))
     else:
         st.caption(summary_line(values, poll.measured, poll.prompt_id))
+        if poll.state == "failed":
+            st.error(t("poll.failed_room"))
     st.plotly_chart(prediction_histogram(values, poll.measured, histogram_labels(poll.prompt_id)), key=f"{PAGE}.poll",
                     config={"displayModeBar": False})
 

@@ -2,7 +2,8 @@
 class code answer from whatever page they are on, and "close and run" reveals the measured value to all.
 
 Both sides poll the store (a fragment every POLL_S seconds): sessions never talk to each other directly,
-so several app processes behind one database work the same."""
+so several app processes behind one database work the same. The measured value is published by the server
+(ui.instructor.poll_job), not by the instructor's session: the room gets it even if that tab is closed."""
 from __future__ import annotations
 
 import statistics
@@ -12,7 +13,9 @@ import streamlit as st
 
 from classroom import StorageError
 from lessons import load_moments, parse_number, predictions
+from ui.instructor import poll_job
 from ui.instructor.access import instructor_class, message, store, student, unlocked
+from ui.labs.experiments import moment_runs
 from ui.progress import keys
 from ui.shell.i18n import lang, t
 from viz.classroom import prediction_histogram
@@ -59,6 +62,10 @@ def instructor_panel(moment) -> bool:
     if db is None:
         return False
     key = f"poll.{moment.id}"
+    if (refused := ss.pop(f"{key}.refused", None)) is not None:
+        st.error(message(refused))
+    if ss.pop(f"{key}.ran", None) is not None:  # "close and run" was pressed: its callback closed the poll
+        return True
     try:
         current = db.current_poll(code)
         if current is None or current.prompt_id != moment.id:
@@ -66,20 +73,35 @@ def instructor_panel(moment) -> bool:
                 ss[key] = db.open_poll(code, moment.id)
                 st.rerun()
             return False
-        ss[key] = current.id
-        left, right = st.columns([1, 2])
-        with right:
-            st.fragment(_live_answers, run_every=POLL_S)(db, current.id, code, moment.id)
-        if not left.button(t("poll.close_run"), key=f"{key}.close", type="primary", icon="▶️"):
-            return False
-        values = db.poll_values(current.id)
-        db.close_poll(current.id, None)  # no more answers while the experiment runs
     except StorageError as e:
         st.error(message(e))
         return False
+    ss[key] = current.id
+    left, right = st.columns([1, 2])
+    with right:
+        st.fragment(_live_answers, run_every=POLL_S)(db, current.id, code, moment.id)
+    left.button(t("poll.close_run"), key=f"{key}.close", type="primary", icon="▶️", on_click=_close_and_run,
+                args=(db, current.id, moment))
+    return False
+
+
+def _close_and_run(db, poll_id: int, moment) -> None:
+    """"Close and run", in the button's callback: it runs before the script and draws nothing, so a tab closed right
+    after the press cannot cut it short (Streamlit stops a closed tab's script at the next element it draws). No
+    more answers; the server starts the moment's runs and publishes their measured value (poll_job), whatever
+    becomes of this session; the room's median is the room's prediction, and the page runs the moment (the same
+    shared runs: computed once)."""
+    key = f"poll.{moment.id}"
+    try:
+        db.close_poll(poll_id)
+        values = db.poll_values(poll_id)
+    except StorageError as e:
+        ss[f"{key}.refused"] = e
+        return
+    poll_job.start(db, poll_id, moment, moment_runs(moment))
     if values:
         predictions.record(ss.setdefault(keys.PREDICTIONS, {}), moment, statistics.median(values), by_room=True)
-    return True
+    ss[key], ss[f"{key}.ran"] = poll_id, True
 
 
 def _live_answers(db, poll_id: int, code: str, moment_id: str) -> None:
@@ -95,23 +117,24 @@ def _live_answers(db, poll_id: int, code: str, moment_id: str) -> None:
 
 
 def reveal(moment_id: str, measured) -> None:
-    """After the moment's runs: the poll (if this session opened one for it) gets the measured value, which
-    students then see, and the instructor sees the class's answers against it."""
+    """After the moment's runs: the poll this session closed for it, the class's answers against the measured
+    value. The server publishes that value to the students (poll_job, from the same runs); this only shows it."""
     poll_id = ss.get(f"poll.{moment_id}")
     if poll_id is None or not isinstance(measured, (int, float)):
         return
     db = store()
     if db is None:
         return
+    code = instructor_class()
     try:
-        if ss.get(f"poll.{moment_id}.revealed") != poll_id:
-            db.close_poll(poll_id, float(measured))
-            ss[f"poll.{moment_id}.revealed"] = poll_id
         values = db.poll_values(poll_id)
+        latest = db.latest_poll(code) if code else None
     except StorageError as e:
         st.error(message(e))
         return
     with st.container(border=True, key="poll-reveal"):
+        if latest is not None and latest.id == poll_id and latest.state == "failed":  # the students got no value
+            st.error(t("poll.failed_room"))
         st.markdown(summary_line(values, float(measured), moment_id))
         st.plotly_chart(prediction_histogram(values, float(measured), histogram_labels(moment_id), height=220),
                         key=f"poll.reveal.{poll_id}", config={"displayModeBar": False})
@@ -152,6 +175,9 @@ def _banner(db, token: str, code: str) -> None:
     if poll.id in dismissed or (poll.id not in mine and age > SHOW_RESULT_FOR_S):
         return
     with st.container(border=True, key="poll-banner"):
+        if poll.state == "failed":
+            st.markdown(t("poll.failed"))
+            return
         if poll.measured is None:
             st.markdown(t("poll.waiting"))
             return

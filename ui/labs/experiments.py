@@ -14,6 +14,7 @@ from engine.messages import ConfigError
 from ui.playback import player, run_cache
 from ui.shell.i18n import engine_message, run_name, t
 from ui.labs import models
+from ui.labs.variants import of_moment
 from ui.labs.models import device, get_model
 
 if TYPE_CHECKING:  # annotations only: no import chain at run time
@@ -35,9 +36,29 @@ def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]],
     drawn from the workload (a preset's name, scaled, or a Workload) with this seed. The workload's suggested
     settings come first, then the variant's."""
     def made(loaded) -> tuple[Workload, list[TraceRequest]]:
-        chosen = preset(workload).scaled(scale) if isinstance(workload, str) else workload
-        return chosen, workload_requests(loaded, chosen, seed)
+        return _requests(loaded, workload, seed, scale)
     return _start(page, made, variants, live)
+
+
+def _requests(loaded, workload: str | Workload, seed: int, scale: float) -> tuple[Workload, list[TraceRequest]]:
+    chosen = preset(workload).scaled(scale) if isinstance(workload, str) else workload
+    return chosen, workload_requests(loaded, chosen, seed)
+
+
+def moment_runs(moment) -> Callable[[], list[LiveRun]]:
+    """A lecture moment's recorded runs as its page runs them (its workload at scale 1, variants.of_moment), on
+    this session's model and device, to be started where no session is (ui.instructor.poll_job: a poll's "close
+    and run"). The function returned loads the model if need be and asks the shared run cache, in whatever thread
+    calls it: the page, asking for the same runs, gets these. It raises what a start raises (ConfigError, ...)."""
+    model_name, on = models.chosen(), device()
+    slot, settings = models.slot(model_name), of_moment(moment)
+
+    def start() -> list[LiveRun]:
+        loaded = slot.get()
+        workload, requests = _requests(loaded, moment.workload, moment.seed, 1.0)
+        return _shared(model_name, on, loaded, requests,
+                       [(label, engine_config_for(workload, **s)) for label, s in settings])
+    return start
 
 
 def start_requests(page: str, requests: list[TraceRequest], variants: list[tuple[str, dict]],
@@ -60,7 +81,7 @@ def _start(page: str, made: Callable, variants: list[tuple[str, dict]], live: bo
         if live:
             made = [LiveRun(loaded, requests, config, label) for label, config in configs]
         else:
-            made = _shared(model_name, loaded, requests, configs)
+            made = _shared(model_name, device(), loaded, requests, configs)
     except (ConfigError, ValueError) as e:
         st.error(t("err.config", msg=engine_message(e)))
         st.session_state[f"{page}.start_failed"] = True
@@ -68,11 +89,11 @@ def _start(page: str, made: Callable, variants: list[tuple[str, dict]], live: bo
     return _record(page, made)
 
 
-def _shared(model_name: str, loaded, requests: list[TraceRequest], configs: list[tuple[str, EngineConfig]]
+def _shared(model_name: str, on: str, loaded, requests: list[TraceRequest], configs: list[tuple[str, EngineConfig]]
             ) -> list[LiveRun]:
-    """The recorded runs, shared by every session: started by whichever session asked first and stepped to
-    their end in the background, so the steps already taken play at once."""
-    return [run_cache.RUNS.get(run_cache.cache_key(model_name, device(), requests, config, label),
+    """The recorded runs (of the model on device `on`), shared by every session: started by whichever session asked
+    first and stepped to their end in the background, so the steps already taken play at once."""
+    return [run_cache.RUNS.get(run_cache.cache_key(model_name, on, requests, config, label),
                                lambda label=label, config=config: LiveRun(loaded, requests, config, label),
                                run_cache.run_bytes)
             for label, config in configs]
