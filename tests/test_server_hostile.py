@@ -297,6 +297,9 @@ def test_a_stopped_core_fails_health_within_seconds_and_is_replaced(fragile):
     os.kill(old, signal.SIGSTOP)
     assert wait_until(lambda: httpx.get(url + "/health").status_code == 503, timeout=HEARTBEAT_S + 3)
     noticed = time.monotonic() - stopped
+    said = httpx.get(url + "/health").json()
+    if noticed < HEARTBEAT_S - 1:  # before the heartbeat timeout: it says the core is silent, not yet restarting
+        assert said["status"] == "silent" and said["restarts"] == 0, said
     t.join(30)
     assert result["r"].status_code == 503 and result["r"].headers["retry-after"] == "1"  # not a hang
     assert "sent nothing" in httpx.get(url + "/health").json()["last_failure"]

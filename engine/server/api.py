@@ -227,10 +227,11 @@ async def models(request: Request):
 
 @router.get("/health", response_model=None, responses={200: {"model": Health}, 503: {"model": Health}})
 async def health(request: Request):
-    """200 while the core answers; 503 (with what happened) while it is being restarted."""
+    """200 while the core answers; 503 (with what happened) once it has been silent for a second (a missed
+    heartbeat) and while it is being restarted."""
     engine: AsyncEngine = request.app.state.engine
     body = engine.core.health()
-    if engine.alive:
+    if engine.alive and body["status"] == "ok":
         return JSONResponse(body)
     return JSONResponse(body, status_code=503, headers=RETRY_AFTER)
 

@@ -64,7 +64,7 @@ class ChatCompletionResponse(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok", "restarting", "stopped"]
+    status: Literal["ok", "silent", "restarting", "stopped"]
     restarts: int
     last_failure: str | None
     last_restart_s: float | None

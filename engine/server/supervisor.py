@@ -24,6 +24,7 @@ from engine.server.engine_core import start_engine_core
 
 STARTUP_TIMEOUT_S = 600  # loading SmolLM2 the first time dequantizes its GGUF file
 HEARTBEAT_TIMEOUT_S = 5.0  # 25 missed beats: the core's process is stopped, or gone without closing its pipe
+SILENT_S = 1.0  # 5 missed beats: /health says the core is silent (503) before it is judged gone
 MAX_RESTART_DELAY_S = 30.0
 log = logging.getLogger("engine.server")
 
@@ -175,8 +176,14 @@ class CoreSupervisor:
             self._listen()
             self.on_up(info)
 
+    @property
+    def silent(self) -> bool:
+        """Ready, but nothing heard (not even a beat) for SILENT_S: stopped or stuck, not yet judged gone."""
+        return self.ready and time.monotonic() - self._last_heard > SILENT_S
+
     def health(self) -> dict:
-        return {"status": "ok" if self.ready else self.state, "restarts": self.restarts,
+        status = ("silent" if self.silent else "ok") if self.ready else self.state
+        return {"status": status, "restarts": self.restarts,
                 "last_failure": self.last_failure,
                 "last_restart_s": None if self.last_restart_s is None else round(self.last_restart_s, 3),
                 "core_pid": self.info.pid if self.ready else None}
