@@ -35,7 +35,13 @@ def test_memory_split_and_slot_timeline_seen_with_deuteranopia(browser, server):
     for _ in range(7):  # 30 % into the run (a page is a tenth of it): memory held, fragmented, requests running
         slider.press("PageDown")
     wait_idle(page)
-    page.wait_for_timeout(1500)  # the charts redraw
+    split = ARTIFACTS / "cvd-memory-split-normal.png"
+    for _ in range(60):  # the charts redraw at the new frame: until the split is drawn in the palette's colours
+        page.locator(".st-key-paged-kv-mem-contiguous-split").first.screenshot(path=str(split))
+        if sum(c.upper() in hexes_in(split) for c in SPLIT_COLORS.values()) >= 3:
+            break
+        page.wait_for_timeout(500)
+    page.wait_for_timeout(500)  # and the other charts of the same rerun
     shots = {}
     for name, selector in (("memory-split", ".st-key-paged-kv-mem-contiguous-split"),
                            ("block-pool", ".st-key-paged-kv-mem-contiguous-pool"),

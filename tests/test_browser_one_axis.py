@@ -60,8 +60,11 @@ def test_the_last_frame_shows_both_runs_on_one_step_axis(browser, server, lang):
     frame, last = map(int, re.match(r"(\d+) / (\d+)", value).groups())
     assert frame == last > 0
     page.wait_for_function("() => [...document.querySelectorAll('iframe')].length >= 2", timeout=30_000)
-    time.sleep(1)  # the charts draw in their frames after the page settles
-    ranges = x_ranges(page)
+    for _ in range(60):  # the charts draw in their frames after the page settles: a busy machine takes longer
+        ranges = x_ranges(page)
+        if len(ranges) == 2:
+            break
+        time.sleep(0.5)
     assert len(ranges) == 2 and ranges[0] == ranges[1], ranges  # one step axis, at the last step
     assert ranges[0][1] >= last  # the window ends at the last step, for both
     done = [f.evaluate("() => document.body.innerText") for f in page.frames if f != page.main_frame]

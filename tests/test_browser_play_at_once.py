@@ -94,9 +94,13 @@ def test_play_pressed_at_once_never_blanks_the_picture(browser, server, lang, la
         time.sleep(max(0.0, (i + 1) * SAMPLE_S - (time.monotonic() - pressed)))
     if shots:
         page.screenshot(path=str(ARTIFACTS / f"play-at-once-{lab}-{lang}-{shots[-1]:g}s.png"))
+    while moving is None and time.monotonic() - pressed < 60:  # how soon: a figure (bench/play_at_once.py)
+        if shown_frame(page, lab) > 0:
+            moving = time.monotonic() - pressed
+        time.sleep(SAMPLE_S)
     print(f"{lab} [{lang}]: ▶ → the player moving {moving if moving is None else round(moving, 1)} s")
     assert not blank, f"{lab} [{lang}]: the picture blanked after ▶: " + "; ".join(blank)
-    assert moving is not None, f"{lab} [{lang}]: the player did not move in {FOR_S:g} s after ▶"
+    assert moving is not None, f"{lab} [{lang}]: the player did not move in a minute after ▶"
     assert counter(page, lab) > 5, f"{lab} [{lang}]: the player froze: " + \
         " ".join(page.locator(f".st-key-{lab}-frame-counter").all_inner_texts())
     press_pause(page)  # paused: the page has rerun, and the frame holds

@@ -10,6 +10,7 @@ import time
 import httpx
 import pytest
 
+from tests import aio_support
 from engine.server.cli import make_app
 from engine.server.metric_reader import read_metrics
 from engine.server.thread import ServerThread
@@ -133,7 +134,7 @@ def test_32_concurrent_streaming_clients_are_all_answered_and_leak_no_blocks(ser
         async with httpx.AsyncClient(timeout=120) as client:
             return await asyncio.gather(*(one(client, i) for i in range(32)))
 
-    results = asyncio.run(main())
+    results = aio_support.run(main())
     assert all(streamed == counted == wanted for streamed, counted, wanted in results)
     assert wait_until(lambda: idle(engine))  # idle() includes the block accounting check
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests import aio_support
 from engine.server.metric_reader import read_metrics
 from engine.server.thread import free_port
 
@@ -44,7 +45,7 @@ def test_a_burst_of_a_thousand_streams_gets_answers_or_503s_and_never_restarts_t
     url = f"http://127.0.0.1:{port}"
     try:
         assert "serving tiny on http://127.0.0.1:" in server.stderr.readline()
-        answers = asyncio.run(burst(url))
+        answers = aio_support.run(burst(url))
         statuses = {s: sum(1 for a in answers if a[0] == s) for s in {a[0] for a in answers}}
         print(f"\n{BURST} streams: {statuses}")
         assert set(statuses) <= {200, 503}, statuses

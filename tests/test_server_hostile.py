@@ -13,6 +13,7 @@ import time
 import httpx
 import pytest
 
+from tests import aio_support
 from engine import SamplingParams
 from engine.server.cli import make_app
 from engine.server.metric_reader import read_metrics
@@ -165,7 +166,7 @@ def test_max_waiting_counts_requests_waiting_for_a_slot_so_an_idle_server_takes_
                                           for i in range(6)))
 
     assert wait_until(lambda: not engine.in_flight)
-    assert [r.status_code for r in asyncio.run(main())] == [200] * 6  # --max-waiting 4, 8 free slots
+    assert [r.status_code for r in aio_support.run(main())] == [200] * 6  # --max-waiting 4, 8 free slots
 
 
 def inject(engine, params: SamplingParams, prompt=(1, 2, 3)):
@@ -221,7 +222,7 @@ def test_32_streaming_clients_with_random_disconnects_leave_nothing_behind(serve
         async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=64)) as client:
             return await asyncio.gather(*(one(client, i) for i in range(32)))
 
-    ends = asyncio.run(main())
+    ends = aio_support.run(main())
     assert "left" in ends and "done" in ends
     assert wait_until(lambda: not engine.in_flight and gauges(url) == (0, 0, 0)), gauges(url)
     assert engine.stats.invariant_error is None and engine.stats.num_requests == 0
