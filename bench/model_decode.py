@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from engine import load_model
-from engine.lab.experiment import measure_decode
+from engine.lab.batch_curve import measure_decode
 
 
 def main():

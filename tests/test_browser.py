@@ -4,7 +4,8 @@ import re
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, counter, open_page, press_pause, press_play, wait_idle
+from browser_support import (ARTIFACTS, assert_no_errors, counter, new_page, open_page, press_pause, press_play,
+                             wait_idle)
 
 pytestmark = pytest.mark.browser
 
@@ -66,13 +67,24 @@ def test_language_switch(browser, server):
     page.close()
 
 
-def test_why_batch_measures_now(browser, server):
-    page = open_page(browser, f"{server}/why-batch", "en")
+def test_why_batch_measures_once_and_every_session_sees_that_curve(browser, server):
+    page = new_page(browser, "en", 1280, 720)
+    page.goto(f"{server}/why-batch?lang=en")
     page.get_by_role("button", name="Measure now", exact=True).click()
     page.wait_for_selector(".js-plotly-plot", timeout=120_000)
     assert "that of one sequence" in page.inner_text("body")  # the takeaway, from the measured rows
+    assert "Measured on this server" in page.inner_text("body")  # where and when
     assert_no_errors(page)
+    page.screenshot(path=str(ARTIFACTS / "why-batch-measured-en-1280.png"), full_page=True)
     page.close()
+    other = new_page(browser, "zh", 1280, 720)  # another student, later: the same curve, not a new measurement
+    other.goto(f"{server}/why-batch?lang=zh")
+    other.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    body = other.inner_text("body")
+    assert "在这台服务器上测得" in body and "现在测量" not in body
+    assert_no_errors(other)
+    other.screenshot(path=str(ARTIFACTS / "why-batch-kept-zh-1280.png"), full_page=True)
+    other.close()
 
 
 def test_malformed_trace_is_explained(browser, server, tmp_path):

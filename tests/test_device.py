@@ -68,7 +68,9 @@ def test_the_sidebar_device_line_states_what_the_engine_runs_on(lang):
         want = STRINGS["side.loads_on"][lang].format(device=resolve_device("auto"), dtype="", backend="")
         assert any(c.value.startswith(want.split(" · ")[0]) for c in at.sidebar.caption), "where it will load"
     at.switch_page("pages/why_batch.py").run()
-    next(b for b in at.button if b.key == "why-batch.measure").click().run()
+    measure = next((b for b in at.button if b.key == "why-batch.measure"), None)
+    if measure is not None:  # else a curve is kept from an earlier language's run (one per server process)
+        measure.click().run()
     assert not at.exception, [e.value for e in at.exception]
     at.run()  # the sidebar is drawn before the page loads the model: the next run reads it
     engine = LLMEngine(slot("tiny").get(), EngineConfig())

@@ -85,8 +85,9 @@ def split_legend_html(labels: dict, note: str = "") -> str:
 
 
 def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:
-    """Tokens/s (bars) and ms per step (line) against batch size: the median of repeated measurements,
-    with whiskers from the fastest to the slowest when rows carry a range."""
+    """Tokens/s (bars) and ms per step (line; a dashed one for CPU time when rows and labels carry
+    cpu_ms_per_step) against batch size: the median of repeated measurements, with whiskers from the
+    fastest to the slowest when rows carry a range."""
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     sizes = [str(r["batch"]) for r in rows]
 
@@ -101,12 +102,18 @@ def batch_curve(rows: list[dict], labels: dict, height: int = 340) -> go.Figure:
     fig.add_trace(go.Scatter(x=sizes, y=[r["ms_per_step"] for r in rows], name=labels["ms_per_step"],
                              mode="lines+markers", line=dict(color=TRIO[1], width=3), error_y=spread("ms_per_step")),
                   secondary_y=True)
+    cpu = "cpu_ms_per_step" in labels and all("cpu_ms_per_step" in r for r in rows)
+    if cpu:  # the measuring thread's CPU time: what a busy machine's waiting for a core leaves out
+        fig.add_trace(go.Scatter(x=sizes, y=[r["cpu_ms_per_step"] for r in rows], name=labels["cpu_ms_per_step"],
+                                 mode="lines+markers", line=dict(color=TRIO[2], width=2, dash="dash"),
+                                 error_y=spread("cpu_ms_per_step")), secondary_y=True)
     fig.update_layout(height=height, margin=dict(l=50, r=50, t=20, b=40), uirevision="batch",
                       legend=dict(orientation="h", y=1.12), xaxis=dict(title=labels["batch_size"], type="category"))
     # automargin: the titles stand off their tick labels however wide the numbers (or the fonts) grow
     fig.update_yaxes(title_text=labels["tok_per_s"], secondary_y=False, rangemode="tozero", automargin=True)
     # Plotly would line the right axis's ticks up with the left grid (1, 2.01, 3.01 ...): give it its own round ones.
-    ticks = nice_ticks(max(r.get("ms_per_step_max", r["ms_per_step"]) for r in rows) * 1.05)
+    keys = ("ms_per_step", "cpu_ms_per_step") if cpu else ("ms_per_step",)
+    ticks = nice_ticks(max(r.get(f"{k}_max", r[k]) for r in rows for k in keys) * 1.05)
     fig.update_yaxes(title_text=labels["ms_per_step"], secondary_y=True, range=[0, ticks[-1]], tickmode="array",
                      tickvals=ticks, showgrid=False, automargin=True)
     return fig

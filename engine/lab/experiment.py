@@ -1,7 +1,6 @@
 """Run a workload through a real engine and keep everything it did: requests, snapshots, metrics."""
 from __future__ import annotations
 
-import statistics
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -13,7 +12,6 @@ from engine.models.tokenizer import bos_prefix
 from engine.lab.metrics import summarize
 from engine.lab.recorder import RunRecorder
 from engine.core.request import Request
-from engine.sampling_params import SamplingParams
 from engine.core.snapshot import StepSnapshot
 from engine.lab.trace import TraceRequest
 from engine.lab.workload import Workload, generate
@@ -184,40 +182,3 @@ class LiveRun:
                 return summary
             self._summary = summary
         return self._summary
-
-
-def measure_decode(loaded: LoadedModel, batch: int, new_tokens: int = 16, prompt: str = "Tell me a story.") -> dict:
-    """Decode speed at one batch size, measured now: `batch` requests decoding together.
-
-    Only steps that ran no prefill count, so the figure is the steady decode rate of that batch."""
-    engine = LLMEngine(loaded, EngineConfig(max_num_seqs=batch, max_model_len=256))
-    for i in range(batch):
-        engine.add_request(f"{i}: {prompt}", SamplingParams(temperature=0.0, max_tokens=new_tokens, ignore_eos=True))
-    decode = [s for s in engine.run_until_done() if s.num_decode_tokens and not s.num_prefill_tokens]
-    seconds = sum(s.step_time_s for s in decode)
-    tokens = sum(s.num_decode_tokens for s in decode)
-    return {"batch": batch, "tok_per_s": tokens / seconds, "ms_per_step": 1000 * seconds / len(decode),
-            "steps": len(decode)}
-
-
-def measure_batch_curve(loaded: LoadedModel, sizes: list[int], new_tokens: int = 16, reps: int = 5,
-                        on_progress: Callable[[float, int], None] | None = None) -> list[dict]:
-    """Decode speed per batch size: `reps` measurements each, after a warm-up, as median and range.
-
-    The repetitions go round the sizes in turn (1, 2, 4 ... then again), so a burst of load from
-    another process slows every size a little instead of one size a lot."""
-    sizes = sorted(sizes)
-    measure_decode(loaded, 1, 2)  # warm-up: first calls pay one-time costs
-    samples: dict[int, list[dict]] = {b: [] for b in sizes}
-    for rep in range(reps):
-        for i, b in enumerate(sizes):
-            samples[b].append(measure_decode(loaded, b, new_tokens))
-            if on_progress:
-                on_progress((rep * len(sizes) + i + 1) / (reps * len(sizes)), b)
-    rows = []
-    for b in sizes:
-        tok, ms = sorted(s["tok_per_s"] for s in samples[b]), sorted(s["ms_per_step"] for s in samples[b])
-        rows.append({"batch": b, "tok_per_s": statistics.median(tok), "ms_per_step": statistics.median(ms),
-                     "tok_per_s_min": tok[0], "tok_per_s_max": tok[-1], "ms_per_step_min": ms[0],
-                     "ms_per_step_max": ms[-1], "reps": reps})
-    return rows

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # annotations only: no import chain at run time
 
 
 NAMED = ("batcher", "policy", "kv")  # values that are run names, translated like the labs' runs
+WALL_CLOCK = ("tok_per_s",)  # shown with a word that load moves them, never charted as a ranking of runs
 
 
 def rows(page: str) -> list[dict]:
@@ -43,7 +44,8 @@ def show(page: str) -> None:
     table = [{t(f"hist.{k}"): run_name(v) if k in NAMED else v for k, v in row.items() if not k.startswith("_")}
              for row in history]
     st.dataframe(table, hide_index=True)
-    metrics = [k for k in history[0] if not k.startswith("_") and k not in ("name", *NAMED)]
+    st.caption(t("hist.wall_note"))
+    metrics = [k for k in history[0] if not k.startswith("_") and k not in ("name", *NAMED, *WALL_CLOCK)]
     metric = choice(st.selectbox, t("pg.compare_metric"), metrics, f"{page}.metric", "hist.")
     chart_rows = [{"name": row["name"], metric: row[metric]} for row in history]
     st.plotly_chart(history_chart(chart_rows, metric, t(f"hist.{metric}")), key=f"{page}.history_chart",

@@ -266,6 +266,7 @@ def show_result(page: str) -> None:
             for error in r.get("errors", []):
                 st.error(t("rs.request_failed", error=error))
     st.dataframe(_class_rows(runs), hide_index=True)
+    st.caption(t("rs.wall_note"))
 
 
 def _class_rows(runs) -> list[dict]:

@@ -28,8 +28,9 @@ def metrics_html(run: LiveRun, frame: int) -> str:
     """What the numbers were at this frame, over every request that had arrived by then: the ones still
     waiting count with their time so far (engine.lab.recorder.frame_metrics), and the panel says how many."""
     m = run.recorder.frame_metrics(min(frame, run.frames - 1))
-    items = [(t("m.tok_per_s"), fmt(m["tok_per_s"], ".0f"), ""),
-             (t("m.tok_per_step"), fmt(m["tok_per_step"], ".2f"), ""),
+    # tokens/step counts steps, so a busy server cannot change it; tokens/s is wall time and says so
+    items = [(t("m.tok_per_step"), fmt(m["tok_per_step"], ".2f"), ""),
+             (t("m.tok_per_s"), fmt(m["tok_per_s"], ".0f"), t("m.tok_per_s_help")),
              (t("m.queue"), m["queue"], ""),
              (t("m.slot_util"), fmt(100 * m["slot_util_now"], ".0f", "%"),
               t("m.slot_util_help", mean=fmt(100 * m["slot_util_mean"], ".0f", "%"))),
@@ -55,8 +56,8 @@ def summary_rows(runs: list[LiveRun]) -> list[dict]:
     rows = []
     for run in runs:
         s = run.summary()
+        # no tokens/s here: runs side by side are ranked by what a busy server cannot change (steps)
         row = {t("sum.run"): run_name(run.label), t("sum.steps"): s["steps"],
-               t("sum.tok_per_s"): fmt(s["throughput_tok_per_s"], ".0f"),
                t("sum.tok_per_step"): fmt(s["throughput_tok_per_step"], ".2f"),
                t("sum.ttft_p50"): fmt(s["latency"]["ttft_steps"]["p50"]),
                t("sum.ttft_p95"): fmt(s["latency"]["ttft_steps"]["p95"]),
