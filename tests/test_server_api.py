@@ -191,6 +191,107 @@ def test_a_client_that_disconnects_mid_body_is_one_log_line_not_a_traceback(serv
     assert httpx.get(url + "/health").status_code == 200 and wait_until(lambda: idle(engine))
 
 
+def raw_request(method: str, path: str, body: dict | None = None, close: bool = False) -> bytes:
+    """One HTTP/1.1 request as bytes; `close` asks the server to close the connection after answering it."""
+    data = json.dumps(body).encode() if body is not None else b""
+    head = f"{method} {path} HTTP/1.1\r\nHost: x\r\n" + ("Connection: close\r\n" if close else "")
+    if body is not None:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+    return head.encode() + b"\r\n" + data
+
+
+def pipelined(url: str, *requests: bytes, half_close: bool = False, timeout: float = 60) -> bytes:
+    """Everything the server sends on one connection after `requests` are written in one send, read until it
+    closes the connection; `half_close` shuts the client's side after writing, as `printf ... | nc -N` does."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.sendall(b"".join(requests))
+        if half_close:
+            s.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := s.recv(65536):  # a server that stops answering fails here on the timeout
+            data += chunk
+    return data
+
+
+def responses(data: bytes) -> list[tuple[int, dict, bytes]]:
+    """The (status, headers, body) of each HTTP/1.1 response in `data`, in order; a truncated one is an error."""
+    out = []
+    while data:
+        head, sep, data = data.partition(b"\r\n\r\n")
+        assert sep, f"headers cut off: {head[:200]!r}"
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        headers = dict((k.strip().lower(), v.strip()) for k, v in (line.split(":", 1) for line in lines))
+        if "content-length" in headers:
+            size = int(headers["content-length"])
+            assert len(data) >= size, "body cut off"
+            body, data = data[:size], data[size:]
+        else:  # chunked: size line, chunk, CRLF ... until the empty chunk
+            body = b""
+            while True:
+                size_line, sep, data = data.partition(b"\r\n")
+                assert sep, "chunked body cut off"
+                size = int(size_line, 16)
+                body, data = body + data[:size], data[size + 2:]
+                if size == 0:
+                    break
+        out.append((int(status_line.split()[1]), headers, body))
+    return out
+
+
+def ask(prompt: str, max_tokens: int, stream: bool = False, close: bool = False) -> bytes:
+    return raw_request("POST", "/v1/completions", {"prompt": prompt, "max_tokens": max_tokens, "ignore_eos": True,
+                                                   "stream": stream}, close)
+
+
+def aborts(url: str) -> float:
+    """How many requests the server has counted as finished by an abort."""
+    text = httpx.get(url + "/metrics").text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("vllm:request_success_total{") and 'finished_reason="abort"' in line)
+
+
+def completion(body: bytes, tokens: int) -> bool:
+    answer = json.loads(body)
+    return answer["object"] == "text_completion" and answer["usage"]["completion_tokens"] == tokens
+
+
+def test_pipelined_requests_are_answered_in_order_on_one_connection(served):
+    """Two completions and a GET in one send (issue 34): three responses, in order, each its request's."""
+    url, engine = served
+    data = pipelined(url, ask("One", 2), ask("Two", 3), raw_request("GET", "/health", close=True))
+    (s1, _, b1), (s2, _, b2), (s3, _, b3) = responses(data)
+    assert (s1, s2, s3) == (200, 200, 200)
+    assert completion(b1, 2) and completion(b2, 3) and json.loads(b3)["status"] == "ok"
+    assert wait_until(lambda: idle(engine))
+
+
+def test_a_request_pipelined_behind_a_stream_is_answered_after_it(served):
+    url, engine = served
+    data = pipelined(url, ask("One", 2, stream=True), ask("Two", 3, close=True))
+    (s1, h1, b1), (s2, _, b2) = responses(data)
+    assert (s1, s2) == (200, 200) and h1["content-type"].startswith("text/event-stream")
+    events = [line[6:] for line in b1.decode().split("\n\n") if line.startswith("data: ")]
+    assert len(events) == 3 and events[-1] == "[DONE]"  # two tokens, then the end
+    assert completion(b2, 3)
+    assert wait_until(lambda: idle(engine))
+
+
+def test_a_client_that_shuts_its_side_after_pipelining_has_the_running_request_aborted(served, caplog):
+    """A read EOF is a client gone (what aborts a non-streaming request whose client gave up), so requests queued
+    behind the running one go unanswered; the running one is aborted too, not generated for nobody and then
+    written to a closed connection (a traceback)."""
+    url, engine = served
+    aborted = aborts(url)
+    with caplog.at_level(logging.INFO, logger="engine.server"):
+        data = pipelined(url, ask("Once upon a time", 300), raw_request("GET", "/health"), half_close=True)
+        assert wait_until(lambda: idle(engine))
+    assert aborts(url) == aborted + 1  # ended by the abort, not by running its 300 tokens out
+    assert all(status == 200 for status, _, _ in responses(data))  # nothing, or whole answers
+    assert not [r for r in caplog.records if r.name == "engine.server"] and "Traceback" not in caplog.text
+    assert httpx.get(url + "/health").status_code == 200
+
+
 def test_unsupported_parameters_at_their_neutral_values_are_accepted(served):
     url, _ = served
     r = httpx.post(url + "/v1/completions", json={"prompt": "x", "max_tokens": 2, "echo": False, "logprobs": None,

@@ -77,6 +77,7 @@ def cmd_serve(args) -> int:
     import uvicorn
 
     from engine.server.async_engine import EngineDead
+    from engine.server.connection import HTTP_PROTOCOL
 
     try:
         app = make_app(args.model, args.served_model_name, args.max_waiting, args.max_body_bytes,
@@ -86,5 +87,6 @@ def cmd_serve(args) -> int:
         return 2
     print(f"serving {args.served_model_name or args.model} on http://{args.host}:{args.port}", file=sys.stderr,
           flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False,
+                http=HTTP_PROTOCOL)
     return 0

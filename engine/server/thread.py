@@ -7,6 +7,8 @@ import time
 
 import uvicorn
 
+from engine.server.connection import HTTP_PROTOCOL
+
 
 def free_port() -> int:
     """A loopback port free now (the OS picks it), for a server about to start on 127.0.0.1."""
@@ -21,7 +23,7 @@ class ServerThread:
     def __init__(self, app, port: int | None = None):
         self.app, self.port = app, port or free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                   access_log=False, lifespan="on"))
+                                                   access_log=False, lifespan="on", http=HTTP_PROTOCOL))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property
