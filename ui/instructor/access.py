@@ -103,10 +103,15 @@ def _open(token) -> bool | None:
     return found is not None
 
 
+def _cookie() -> str | None:
+    """The cookie as the browser sent it when this session connected."""
+    return (st.context.cookies or {}).get(COOKIE)
+
+
 def _from_cookie() -> bool:
     """A cookie from an earlier session of this browser whose session the store still has open: unlocked again,
     with its class."""
-    raw = (st.context.cookies or {}).get(COOKIE)
+    raw = _cookie()
     if not raw or st.session_state.get(LOCKED) or not _open(raw):
         return False
     st.session_state[UNLOCKED] = raw
