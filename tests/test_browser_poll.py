@@ -215,7 +215,7 @@ def load_moment_question(lang: str) -> str:
 
 
 def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_lock_ends_it(browser, server):
-    """The passcode opens a browser session (a cookie the server signs with the passcode), not the URL: a reload
+    """The passcode opens a browser session (a cookie with a random token the store knows), not the URL: a reload
     and a deep link into a lab page keep the class and "Open the poll"; Lock ends it; another browser has none."""
     code = f"reload-{uuid.uuid4().hex[:6]}"
     page = new_page(browser, "en", 1440, 900)
