@@ -52,7 +52,7 @@ def passcode_form() -> None:
 
 def _copy_class() -> None:
     ss[CLASS] = (ss.get(f"{PAGE}.class.widget") or "").strip()
-    ss[f"{PAGE}.remember"] = True  # the cookie follows the class (written in the page, not in this callback)
+    ss[f"{PAGE}.remember"] = True  # the stored session follows the class (kept from the page, not this callback)
 
 
 def controls() -> tuple[str, bool]:
