@@ -152,13 +152,19 @@ def test_a_cookie_opens_a_fresh_session_unless_altered_or_signed_out_everywhere(
     assert is_unlocked(other.run()) is None  # and the session it had opened ends at its next run
 
 
-def test_lock_ends_this_browsers_cookie_for_good(browser_cookie):
+def test_lock_ends_this_browsers_cookie_for_good_and_the_passcode_opens_a_new_session(browser_cookie):
     jar = browser_cookie
     teacher = session()
     teacher.text_input(key="class-view.passcode").input(PASSCODE)
     teacher.button[0].click().run()
+    teacher.text_input(key="class-view.class.widget").input("cs-101").run()
     cookie = jar["written"][-1]
     next(b for b in teacher.button if b.key == "class-view.lock").click().run()
-    assert is_unlocked(teacher) is None
+    assert is_unlocked(teacher) is None and jar["written"][-1] is None
     jar["sent"] = cookie  # a copy taken before Lock
     assert is_unlocked(session()) is None
+    teacher.text_input(key="class-view.passcode").input(PASSCODE)
+    teacher.button[0].click().run()
+    assert is_unlocked(teacher) == "cs-101" and jar["written"][-1] != cookie  # a new token, on the same class
+    jar["sent"] = jar["written"][-1]
+    assert is_unlocked(session()) == "cs-101"

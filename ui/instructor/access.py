@@ -32,7 +32,7 @@ def grant() -> bool:
     cookie, the browser's next ones. False (with the store's refusal shown) when the store cannot keep it."""
     db = store(warn=True)
     try:
-        token = sessions.issue(db, st.session_state.get(CLASS, "")) if db is not None else None
+        token = sessions.issue(db) if db is not None else None
     except StorageError as e:
         st.error(message(e))
         token = None
@@ -41,6 +41,8 @@ def grant() -> bool:
     st.session_state[UNLOCKED] = token
     st.session_state.pop(LOCKED, None)
     _write_cookie(token)  # a token is URL-safe base64: nothing to escape in a cookie
+    if st.session_state.get(CLASS):
+        remember()  # apart: a class code the store refuses leaves the session open, with the store's warning
     return True
 
 
