@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .checks import MAX_TEXT, is_token
 from .errors import StorageError
-from .records import Grading, LeaderboardRow, Mark, PolicySubmission, Poll, Prediction, QuizAnswer, Student
+from .records import (Grading, InstructorSession, LeaderboardRow, Mark, PolicySubmission, Poll, Prediction, QuizAnswer,
+                      Student)
 from .store import Store, get_store
 
 DEFAULT_DB = Path(__file__).resolve().parent.parent / "data" / "serving-lab.db"
@@ -22,5 +23,5 @@ def database_url() -> str:
     return f"sqlite:///{DEFAULT_DB}"
 
 
-__all__ = ["MAX_TEXT", "Grading", "LeaderboardRow", "Mark", "PolicySubmission", "Poll", "Prediction", "QuizAnswer",
-           "StorageError", "Store", "Student", "database_url", "get_store", "is_token"]
+__all__ = ["MAX_TEXT", "Grading", "InstructorSession", "LeaderboardRow", "Mark", "PolicySubmission", "Poll",
+           "Prediction", "QuizAnswer", "StorageError", "Store", "Student", "database_url", "get_store", "is_token"]

@@ -88,3 +88,10 @@ class LeaderboardRow:
     preemptive: bool | None  # with the text: None where the text is hidden
     mine: bool
     at: datetime
+
+
+@dataclass(frozen=True)
+class InstructorSession:
+    class_code: str
+    created: datetime
+    expires: datetime

@@ -2,7 +2,8 @@
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
                         UniqueConstraint)
 
-SCHEMA_VERSION = 3  # 2: self_assessments and marks (explanations judged by people); 3: policy_submissions
+SCHEMA_VERSION = 4  # 2: self_assessments and marks (explanations judged by people); 3: policy_submissions;
+# 4: instructor_sessions, passcode_failures, server_secrets
 TOKEN_LEN = 22  # secrets.token_urlsafe(16)
 ID_LEN = 200
 
@@ -127,6 +128,31 @@ policy_submissions = Table(  # the policy challenge: every graded submission; th
     Column("worst_class_slowdown", Float, nullable=False),
     Column("at", Float, nullable=False),
     Index("ix_policy_submissions_token", "token"),
+)
+
+server_secrets = Table(  # random values made once and shared by every replica on this database
+    "server_secrets", metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(128), nullable=False),
+)
+
+instructor_sessions = Table(  # one row per browser the instructor entered the passcode in; the cookie holds the token
+    "instructor_sessions", metadata,
+    Column("token_hash", String(64), primary_key=True),  # sha256 of the token, hex: the token itself is never kept
+    Column("class_code", String(ID_LEN), nullable=False, default=""),
+    Column("fingerprint", String(128), nullable=False),  # of the passcode it was opened with: a new passcode ends it
+    Column("created", Float, nullable=False),
+    Column("expires", Float, nullable=False, index=True),
+    Column("revoked", Boolean, nullable=False, default=False),
+)
+
+passcode_failures = Table(  # one row per key (session, address, the total) of every passcode checked and not right
+    "passcode_failures", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("attempt", String(32), nullable=False, index=True),
+    Column("key", String(ID_LEN), nullable=False),
+    Column("at", Float, nullable=False, index=True),
+    Index("ix_passcode_failures_key", "key", "at"),
 )
 
 PROGRESS_TABLES = (quiz_answers, drafts, gradings, predictions, milestones, poll_answers, self_assessments, marks,

@@ -219,7 +219,7 @@ def load_moment_question(lang: str) -> str:
 
 
 def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_lock_ends_it(browser, server):
-    """The passcode opens a browser session (a cookie the server signs with the passcode), not the URL: a reload
+    """The passcode opens a browser session (a cookie with a random token the store knows), not the URL: a reload
     and a deep link into a lab page keep the class and "Open the poll"; Lock ends it; another browser has none."""
     code = f"reload-{uuid.uuid4().hex[:6]}"
     page = new_page(browser, "en", 1440, 900)
@@ -248,6 +248,31 @@ def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_
     page.wait_for_selector('input[type="password"]', timeout=60_000)  # locked stays locked
     assert_no_errors(page)
     page.close()
+
+
+def test_a_copied_instructor_cookie_opens_another_browser_until_sign_out_everywhere(browser, server):
+    """The instructor's cookie pasted into another browser opens the class view there (it is the session), and
+    *Sign out everywhere* ends it in both: the copy, replayed in a fresh session, meets the passcode form."""
+    code = f"copy-{uuid.uuid4().hex[:6]}"
+    page = new_page(browser, "en", 1440, 900)
+    unlock(page, server, "en", code)
+    copied = [c for c in page.context.cookies() if c["name"] == "serving_lab_instructor"]
+    assert len(copied) == 1 and PASSCODE not in copied[0]["value"] and code not in copied[0]["value"]
+    other = new_page(browser, "en", 1440, 900)
+    other.context.add_cookies(copied)
+    other.goto(f"{server}/class?instructor=1&lang=en")
+    other.locator(".st-key-class-view-class-widget input").wait_for(timeout=60_000)
+    assert other.locator(".st-key-class-view-class-widget input").input_value() == code  # the class came along
+    page.screenshot(path=str(ARTIFACTS / "class-view-sign-out-everywhere-en.png"))
+    page.locator(".st-key-class-view-sign-out-all").get_by_role("button", name=STRINGS["cv.sign_out_all"]["en"]).click()
+    page.wait_for_selector('input[type="password"]', timeout=30_000)
+    other.reload()
+    other.wait_for_selector('input[type="password"]', timeout=60_000)
+    assert not other.locator(".st-key-class-view-class-widget input").count()
+    assert_no_errors(page)
+    assert_no_errors(other)
+    page.close()
+    other.close()
 
 
 def s_open(code: str) -> str:

@@ -120,7 +120,8 @@ def test_the_lecture_moment_brings_its_own_server_and_runs_the_load():
 def test_in_a_class_a_student_cannot_start_stop_load_or_repoint_the_server(monkeypatch, tmp_path):
     """With a passcode set (a class), a session without it sees every control disabled, the address read-only
     and not its own: the lab's machine fetches no URL a student typed. The instructor's session can start."""
-    from ui.instructor import passcode
+    from classroom import get_store
+    from ui.instructor import passcode, sessions
 
     monkeypatch.setattr(passcode, "SECRETS", tmp_path / "secrets.toml")
     monkeypatch.setenv(passcode.ENV, "room key")
@@ -133,7 +134,7 @@ def test_in_a_class_a_student_cannot_start_stop_load_or_repoint_the_server(monke
 
     instructor = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     instructor.session_state["lang"] = "en"
-    instructor.session_state["instructor.unlocked"] = True
+    instructor.session_state["instructor.unlocked"] = sessions.issue(get_store())  # as the passcode form does
     instructor.run()
     instructor.switch_page("pages/real_server.py").run()
     assert not button(instructor, "start").disabled and not button(instructor, "run").disabled

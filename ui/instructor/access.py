@@ -2,29 +2,22 @@
 looking (a student's token and class code; an instructor who entered the passcode, and their class)."""
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import time
 
 import streamlit as st
 
 from classroom import StorageError, get_store
-from ui.instructor import passcode
+from ui.instructor import passcode, sessions
 from ui.progress import saved as progress
 
-UNLOCKED = "instructor.unlocked"  # session key: this session entered the right passcode
+UNLOCKED = "instructor.unlocked"  # session key: this session's instructor token (ui.instructor.sessions)
 CLASS = "instructor.class_code"  # session key: the class the instructor looks at and polls
-# A browser-session cookie keeps both over a reload or a deep link (a reload is a new Streamlit session): the
-# class code, when it was issued, and a MAC keyed by the passcode, so nobody can make one without the passcode
-# and changing the passcode ends them all. It dies with the browser; the passcode itself never leaves the server.
+# A browser-session cookie carries the token over a reload or a deep link (a reload is a new Streamlit session).
+# The store keeps the token's hash, its class and expiry: the cookie is valid only while that row is open, and
+# tells nothing about the passcode. It dies with the browser, and with Lock, "sign out everywhere" or a new passcode.
 COOKIE = "serving_lab_instructor"
 LOCKED = "instructor.locked"  # session key: Lock was pressed in this session
-COOKIE_MAX_AGE_S = 12 * 3600  # a day's teaching at most, however long the browser stays open
-
-
-def _mac(key: str, body: str) -> str:
-    return hmac.new(key.encode(), f"serving-lab-instructor:{body}".encode(), hashlib.sha256).hexdigest()
+COOKIE_MAX_AGE_S = sessions.MAX_AGE_S
 
 
 def _write_cookie(value: str | None) -> None:
@@ -34,40 +27,96 @@ def _write_cookie(value: str | None) -> None:
     st.html(f"<script>document.cookie = {cookie};</script>", unsafe_allow_javascript=True)
 
 
-def grant() -> None:
-    """The right passcode was entered: this session is the instructor's, and so is the browser's next one."""
-    st.session_state[UNLOCKED] = True
+def grant() -> bool:
+    """The right passcode was entered: a new session in the store, this Streamlit session's and, through the
+    cookie, the browser's next ones. False (with the store's refusal shown) when the store cannot keep it."""
+    db = store(warn=True)
+    try:
+        token = sessions.issue(db) if db is not None else None
+    except StorageError as e:
+        st.error(message(e))
+        token = None
+    if token is None:
+        return False
+    st.session_state[UNLOCKED] = token
     st.session_state.pop(LOCKED, None)
-    remember()
+    _write_cookie(token)  # a token is URL-safe base64: nothing to escape in a cookie
+    if st.session_state.get(CLASS):
+        remember()  # apart: a class code the store refuses leaves the session open, with the store's warning
+    return True
 
 
 def remember() -> None:
-    """Write the cookie for the instructor's current class (after the passcode, and whenever the class changes)."""
-    key = passcode.configured()
-    if key is None or not st.session_state.get(UNLOCKED):
+    """The instructor's class changed: kept with the session in the store, for the browser's next session."""
+    token, db = _token(), store()
+    if token is None or db is None:
         return
-    body = f"{st.session_state.get(CLASS, '')}|{int(time.time())}"
-    _write_cookie(f"{body}|{_mac(key, body)}".replace(";", ""))  # a class code has no ";" (classroom.checks)
+    try:
+        db.set_instructor_class(token, st.session_state.get(CLASS, ""))
+    except StorageError as e:
+        st.warning(message(e), icon="⚠️")
 
 
-def revoke() -> None:
+def _forget_here() -> None:
     st.session_state.pop(UNLOCKED, None)
     st.session_state[LOCKED] = True  # this session's cookies were read when it connected: ignore them from now on
     _write_cookie(None)
 
 
+def revoke() -> None:
+    """Lock: this browser's session ends (in the store too, so a copy of its cookie opens nothing)."""
+    token, db = _token(), store(warn=True)
+    if token is not None and db is not None:
+        try:
+            db.revoke_instructor_session(token)
+        except StorageError as e:
+            st.warning(message(e), icon="⚠️")
+    _forget_here()
+
+
+def sign_out_everywhere() -> None:
+    """Every instructor session ends, in every browser and replica, this one included."""
+    db = store(warn=True)
+    if db is not None:
+        try:
+            db.revoke_instructor_sessions()
+        except StorageError as e:
+            st.warning(message(e), icon="⚠️")
+    _forget_here()
+
+
+def _token() -> str | None:
+    token = st.session_state.get(UNLOCKED)
+    return token if isinstance(token, str) else None
+
+
+def _open(token) -> bool | None:
+    """Whether the store has this token's session open (None: the store cannot say now); its class becomes this
+    session's when it has none."""
+    db = store()
+    if db is None:
+        return None
+    try:
+        found = sessions.valid(db, token)
+    except StorageError:
+        return None
+    if found is not None:
+        st.session_state.setdefault(CLASS, found.class_code)
+    return found is not None
+
+
+def _cookie() -> str | None:
+    """The cookie as the browser sent it when this session connected."""
+    return (st.context.cookies or {}).get(COOKIE)
+
+
 def _from_cookie() -> bool:
-    """A valid cookie from an earlier session of this browser: unlocked again, with its class."""
-    key, raw = passcode.configured(), (st.context.cookies or {}).get(COOKIE)
-    if key is None or not raw or raw.count("|") != 2 or st.session_state.get(LOCKED):
+    """A cookie from an earlier session of this browser whose session the store still has open: unlocked again,
+    with its class."""
+    raw = _cookie()
+    if not raw or st.session_state.get(LOCKED) or not _open(raw):
         return False
-    code, issued, mac = raw.split("|")
-    body = f"{code}|{issued}"
-    if not (issued.isdigit() and hmac.compare_digest(mac, _mac(key, body))
-            and time.time() - int(issued) < COOKIE_MAX_AGE_S):
-        return False
-    st.session_state[UNLOCKED] = True
-    st.session_state.setdefault(CLASS, code)
+    st.session_state[UNLOCKED] = raw
     return True
 
 
@@ -86,11 +135,18 @@ def message(err: StorageError) -> str:
 
 
 def unlocked() -> bool:
-    """Entered the passcode in this session (or in an earlier one of this browser), and a passcode is still
-    configured."""
+    """Entered the passcode in this session (or in an earlier one of this browser), a passcode is still configured,
+    and the store still has the session open: Lock, "sign out everywhere" or a new passcode ends it at the next
+    run of every session that holds it."""
     if passcode.configured() is None:
         return False
-    return bool(st.session_state.get(UNLOCKED)) or _from_cookie()
+    token = _token()
+    if token is not None:
+        is_open = _open(token)
+        if is_open is not False:  # None: the store is away for now; the session stays, locked until it is back
+            return bool(is_open)
+        st.session_state.pop(UNLOCKED, None)
+    return _from_cookie()
 
 
 def instructor_class() -> str | None:

@@ -33,12 +33,17 @@ def passcode_form() -> None:
         go = st.form_submit_button(t("cv.unlock"), type="primary")
     if go:
         ctx = get_script_run_ctx()
-        outcome = ATTEMPTS.check(given, ctx.session_id if ctx else "?", st.context.ip_address)  # bounded misses
+        try:  # bounded misses, counted in the store across sessions and replicas
+            outcome = ATTEMPTS.check(given, ctx.session_id if ctx else "?", st.context.ip_address)
+        except StorageError as e:
+            st.error(message(e))
+            return
         if outcome.ok:
-            access.grant()
-            ss.pop(f"{PAGE}.passcode", None)
-            time.sleep(0.3)  # let the browser take the cookie before the rerun replaces the element that sets it
-            st.rerun()
+            if access.grant():
+                ss.pop(f"{PAGE}.passcode", None)
+                time.sleep(0.3)  # let the browser take the cookie before the rerun replaces the element that sets it
+                st.rerun()
+            return
         if outcome.retry_after_s:
             st.error(t("cv.too_many", s=outcome.retry_after_s), icon="⏳")
         else:
@@ -47,12 +52,12 @@ def passcode_form() -> None:
 
 def _copy_class() -> None:
     ss[CLASS] = (ss.get(f"{PAGE}.class.widget") or "").strip()
-    ss[f"{PAGE}.remember"] = True  # the cookie follows the class (written in the page, not in this callback)
+    ss[f"{PAGE}.remember"] = True  # the stored session follows the class (kept from the page, not this callback)
 
 
 def controls() -> tuple[str, bool]:
     ss[f"{PAGE}.class.widget"] = ss.get(CLASS, "")  # the value lives in CLASS: a page switch drops widget state
-    c = st.columns([3, 2, 1], vertical_alignment="bottom")
+    c = st.columns([3, 2, 1, 2], vertical_alignment="bottom")
     c[0].text_input(t("cv.class_code"), key=f"{PAGE}.class.widget", help=t("cv.class_help"), on_change=_copy_class,
                     max_chars=40)
     show_names = c[1].checkbox(t("cv.show_names"), key=f"{PAGE}.names", help=t("cv.show_names_help"))
@@ -60,6 +65,10 @@ def controls() -> tuple[str, bool]:
         access.remember()
     if c[2].button(t("cv.lock"), key=f"{PAGE}.lock"):
         access.revoke()
+        time.sleep(0.3)
+        st.rerun()
+    if c[3].button(t("cv.sign_out_all"), key=f"{PAGE}.sign-out-all", help=t("cv.sign_out_all_help")):
+        access.sign_out_everywhere()
         time.sleep(0.3)
         st.rerun()
     return ss.get(CLASS, ""), show_names
