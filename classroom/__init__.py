@@ -9,7 +9,7 @@ from pathlib import Path
 from .checks import MAX_TEXT, is_token
 from .errors import StorageError
 from .records import Grading, LeaderboardRow, Mark, PolicySubmission, Poll, Prediction, QuizAnswer, Student
-from .store import Store, get_store
+from .store import Store, get_store, new_token
 
 DEFAULT_DB = Path(__file__).resolve().parent.parent / "data" / "serving-lab.db"
 
@@ -23,4 +23,5 @@ def database_url() -> str:
 
 
 __all__ = ["MAX_TEXT", "Grading", "LeaderboardRow", "Mark", "PolicySubmission", "Poll", "Prediction", "QuizAnswer",
-           "StorageError", "Store", "Student", "database_url", "get_store", "is_token"]
+           "StorageError", "Store", "Student", "database_url", "get_store", "is_token",
+           "new_token"]
