@@ -251,18 +251,21 @@ def _answer(at: AppTest, qid: str) -> AppTest:
     return at
 
 
-def _retrying(at: AppTest, lang: str = "en") -> list[str]:
-    head = STRINGS["progress.pending"][lang].split("{reason}")[0].split("}", 1)[1]
-    return [w.value for w in at.warning if head in w.value]
+def _retrying(at: AppTest, n: int = 0, lang: str = "en") -> list[str]:
+    """The warnings that say writes wait (n of them, when n is given)."""
+    text = STRINGS["progress.pending"][lang]
+    head = text.format(n=n, reason="\0").split("\0")[0] if n else text.split("{n}")[0]
+    return [w.value for w in at.warning if w.value.startswith(head)]
 
 
 @pytest.mark.server
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_page_says_retrying_while_postgresql_is_stopped_and_the_warning_goes_when_it_is_back(
-        postgres_cluster, monkeypatch):
+        postgres_cluster, monkeypatch, lang):
     url = fresh_database(postgres_cluster.url)
     monkeypatch.setenv("SERVING_LAB_DB", url)
     at = AppTest.from_function(_frame_script, default_timeout=60)
-    at.session_state["lang"] = "en"
+    at.session_state["lang"] = lang
     at.run()
     single = [q.id for q in load_quiz("en") if q.type == "single"][:3]
     _answer(at, single[0])
@@ -271,16 +274,16 @@ def test_the_page_says_retrying_while_postgresql_is_stopped_and_the_warning_goes
     postgres_cluster.stop()
     _answer(at, single[1])
     _answer(at, single[2])
-    warned = _retrying(at)
-    assert len(warned) == 1 and warned[0].startswith("2 ") and "Connection refused" in warned[0]
-    assert f"⏳ {STRINGS['progress.pending_short']['en'].format(n=2)}" in [c.value for c in at.sidebar.caption]
+    warned = _retrying(at, n=2, lang=lang)
+    assert len(warned) == 1 and "Connection refused" in warned[0], [w.value for w in at.warning]
+    assert f"⏳ {STRINGS['progress.pending_short'][lang].format(n=2)}" in [c.value for c in at.sidebar.caption]
     at.run()  # still stopped: still waiting
-    assert _retrying(at)
+    assert _retrying(at, n=2, lang=lang)
     postgres_cluster.start()
     at.run()  # the next run (in a browser also the page's own retry, every few seconds) sends them
     assert not at.exception, [e.value for e in at.exception]
     assert not at.warning
-    assert [t.value for t in at.toast] == [STRINGS["progress.saved_again"]["en"]]
+    assert [t.value for t in at.toast] == [STRINGS["progress.saved_again"][lang]]
     assert set(read_back(url, token)["answers"]) == {(qid, 1) for qid in single}
     at.run()
     assert not at.toast and not at.warning  # "saved" once, briefly

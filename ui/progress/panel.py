@@ -7,11 +7,11 @@ from dataclasses import asdict
 
 import streamlit as st
 
+from classroom import StorageError
+from classroom.checks import class_code as checked_class_code, name as checked_name
 from lessons import load_moments, load_quiz, load_tasks
 from lessons.answers_markdown import answers_from_markdown, answers_to_markdown
 from lessons.predictions import Prediction
-from classroom import StorageError
-from classroom.checks import class_code as checked_class_code, name as checked_name
 from ui.progress import keys, quiz_state, unsaved, worksheet_state
 from ui.progress.saved import forget_session_progress, link, prediction, quiz_answer, token, with_store
 from ui.shell.i18n import lang, t

@@ -270,14 +270,13 @@ def link(tok: str) -> str:
 
 
 RETRY_EVERY_S = 5  # while writes wait, the page tries them again this often by itself
-_RETRIED = "progress.retried"  # this run's retry() has flushed already
 
 
 def retry() -> None:
     """At the top of every run (app.py, after restore): the writes still waiting go out again, and a database
     opened anew (a deleted or replaced SQLite file) gets this session's progress."""
     unsaved.flush()
-    st.session_state[_RETRIED] = True
+    st.session_state[keys.RETRIED] = True
 
 
 def notices() -> None:
@@ -290,7 +289,7 @@ def notices() -> None:
     if unsaved.pending():
         st.fragment(_retrying, run_every=RETRY_EVERY_S)()
     else:
-        ss.pop(_RETRIED, None)
+        ss.pop(keys.RETRIED, None)
         if ss.get(UNAVAILABLE) is not None:
             st.warning(t("progress.unavailable", reason=error_text(ss[UNAVAILABLE])), icon="⚠️")
     if ss.pop(keys.SAVED_AGAIN, False):
@@ -307,7 +306,7 @@ def _retrying() -> None:
     """The warning while writes wait, run again every RETRY_EVERY_S by itself (a student who just reads is saved
     too); once nothing waits, the whole page runs again: its warnings go and "saved" shows."""
     ss = st.session_state
-    if not ss.pop(_RETRIED, False):  # a run of this fragment alone: retry() did not run
+    if not ss.pop(keys.RETRIED, False):  # a run of this fragment alone: retry() did not run
         unsaved.flush()
     if not unsaved.pending():
         st.rerun()
