@@ -287,3 +287,26 @@ def test_the_page_says_retrying_while_postgresql_is_stopped_and_the_warning_goes
     assert set(read_back(url, token)["answers"]) == {(qid, 1) for qid in single}
     at.run()
     assert not at.toast and not at.warning  # "saved" once, briefly
+
+
+@pytest.mark.parametrize("loss", ["deleted", "replaced"])
+def test_the_page_keeps_answering_through_a_deleted_or_replaced_file_and_a_restart_finds_every_answer(
+        tmp_path, monkeypatch, loss):
+    path = tmp_path / "lab.db"
+    monkeypatch.setenv("SERVING_LAB_DB", str(path))
+    at = AppTest.from_function(_frame_script, default_timeout=60)
+    at.session_state["lang"] = "en"
+    at.run()
+    single = [q.id for q in load_quiz("en") if q.type == "single"][:4]
+    _answer(at, single[0])
+    _answer(at, single[1])
+    token = at.session_state["progress.token"]
+    if loss == "deleted":
+        path.unlink()
+    else:
+        Store(f"sqlite:///{tmp_path / 'backup.db'}").close()
+        os.replace(tmp_path / "backup.db", path)
+    _answer(at, single[2])
+    _answer(at, single[3])
+    assert not at.exception and not at.warning and not at.session_state["progress.outbox"].pending
+    assert set(read_back(f"sqlite:///{path}", token)["answers"]) == {(qid, 1) for qid in single}
