@@ -139,8 +139,8 @@ class Store(Reviews, Submissions):
             if _identity(self._path) == self._file:  # another thread reopened it meanwhile
                 return False
             old = self._engine
-            # SQLite's last close of a WAL database deletes "<path>-wal" and "-shm" by name: the old file's
-            # connections must all close before the new file has a WAL there, or they would delete the new one's
+            # the old file's connections finish their transaction first, so that dispose closes them all and the
+            # old WAL is complete when it is set aside (a transaction is short; one that hangs is not waited for)
             deadline = time.monotonic() + CLOSE_WAIT_S
             while old.pool.checkedout() and time.monotonic() < deadline:
                 time.sleep(0.01)

@@ -104,6 +104,8 @@ def test_a_replaced_file_is_opened_as_it_is_and_gets_the_sessions_progress_besid
     store.close()
     assert read_back(url, ada.token)["answers"] == expected_answers(3)
     assert read_back(url, bob)["answers"] == {("q-9", 1): "b"}  # the replacement's own data is kept
+    # the old file's WAL (which SQLite leaves at the path when the file moved) is set aside, not read into the new
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("lab.db-wal.orphaned-")]
 
 
 def test_the_write_that_notices_a_deleted_file_is_refused_never_written_into_the_unlinked_file(sqlite_file):
