@@ -77,9 +77,9 @@ class Outbox:
         return len(self.ops) - self.sent
 
     @property
-    def student_saved(self) -> bool:
-        """The student's row is in the database (their link works)."""
-        return self.sent > 0 and self.ops[0].method == "ensure_student"
+    def student_in_journal(self) -> bool:
+        """The journal starts with the student's row: it can make the student again in a database without them."""
+        return bool(self.ops) and self.ops[0].method == "ensure_student"
 
     def loaded(self, ops: list[Op], epoch: str) -> None:
         """The progress just read from the store of `epoch`: already there, kept to be written again if needed."""
@@ -135,10 +135,6 @@ class Outbox:
             self.sent += 1
         self.error = None
         return refused
-
-    @property
-    def student_in_journal(self) -> bool:
-        return bool(self.ops) and self.ops[0].method == "ensure_student"
 
 
 def progress_ops(student, answers, drafts: dict, gradings: dict, assessed: dict, predictions: dict,

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from classroom import StorageError, Store, new_token
 from classroom.errors import reconnecting
-from classroom.outbox import Outbox
+from classroom.outbox import Outbox, progress_ops
 from lessons import load_quiz
 from pg_support import fresh_database
 from ui.shell.i18n import STRINGS_FILE
@@ -139,6 +139,38 @@ def test_a_session_that_only_reads_writes_its_progress_again_on_its_next_run(sql
     store.close()
     assert read_back(url, ada.token)["answers"] == expected_answers(2)
     assert read_back(url, bob.token)["answers"] == expected_answers(2)
+
+
+def test_progress_loaded_from_a_link_is_written_again_into_a_new_file_with_the_sessions_own(sqlite_file):
+    """A student comes back by their link (everything from earlier sessions is loaded), the file is deleted, the
+    session answers once more: the new file has all of it, as a restart reads it."""
+    path, url = sqlite_file
+    store = Store(url)
+    tok = store.new_student("Ada", "room-1")
+    store.record_answer(tok, "q-0", {"pick": 0}, 1, True)
+    store.save_draft(tok, "task.paged", "why", "blocks on demand")
+    store.record_grading(tok, "task.paged", True, {"evidence": True})
+    store.self_assess(tok, "task.paged", "why", "met")
+    store.record_prediction(tok, "paged-vs-contiguous", 2.5, 3.0)
+    store.reach_milestone(tok, "quiz-started")
+    box = Outbox()
+    box.loaded(progress_ops(store.student(tok), store.quiz_answers(tok), store.drafts(tok), store.gradings(tok),
+                            store.self_assessments(tok), store.predictions(tok), store.milestones(tok)), store.epoch)
+    assert box.pending == 0
+    path.unlink()
+    box.add("record_answer", tok, "q-1", {"pick": 1}, 1, False)
+    assert box.flush(store) == [] and box.pending == 0
+    store.close()
+    fresh = Store(url)
+    assert fresh.student(tok).name == "Ada" and fresh.student(tok).class_code == "room-1"
+    assert {(a.question_id, a.try_no, a.correct) for a in fresh.quiz_answers(tok)} == {("q-0", 1, True),
+                                                                                     ("q-1", 1, False)}
+    assert fresh.drafts(tok) == {"task.paged": {"why": "blocks on demand"}}
+    assert fresh.gradings(tok)["task.paged"].criteria == {"evidence": True}
+    assert fresh.self_assessments(tok) == {"task.paged": {"why": "met"}}
+    p = fresh.predictions(tok)["paged-vs-contiguous"]
+    assert (p.value, p.measured) == (2.5, 3.0) and fresh.milestones(tok) == {"quiz-started"}
+    fresh.close()
 
 
 # -- the outbox's journal ------------------------------------------------------------------------------------------
