@@ -19,6 +19,7 @@ Streamlit-free: the UI keeps one Outbox per session (ui/progress/saved.py) and c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import StorageError
 
@@ -137,19 +138,36 @@ class Outbox:
         return refused
 
 
-def progress_ops(student, answers, drafts: dict, gradings: dict, assessed: dict, predictions: dict,
-                 milestones) -> list[Op]:
-    """A student's progress as read from the store (Store.student, quiz_answers, drafts, gradings,
-    self_assessments, predictions, milestones), as the writes that make it. The instructor's marks are not
-    the student's to write, and are not among them."""
-    tok = student.token
+class Progress(NamedTuple):
+    """A student's progress as the store reads it."""
+
+    student: object  # records.Student
+    answers: list
+    drafts: dict
+    gradings: dict
+    assessed: dict  # self-assessments
+    predictions: dict
+    milestones: set
+
+    @classmethod
+    def read(cls, store, token: str) -> Progress:
+        return cls(store.student(token), store.quiz_answers(token), store.drafts(token), store.gradings(token),
+                   store.self_assessments(token), store.predictions(token), store.milestones(token))
+
+
+def progress_ops(saved: Progress) -> list[Op]:
+    """The writes that make this progress. The instructor's marks are not the student's to write, and are not
+    among them."""
+    tok, student = saved.student.token, saved.student
     return [
         Op("ensure_student", (tok, student.name, student.class_code, student.created.timestamp())),
         *(Op("record_answer", (tok, a.question_id, a.answer, a.try_no, a.correct))
-          for a in sorted(answers, key=lambda a: a.try_no)),
-        *(Op("save_draft", (tok, task, fid, text)) for task, fields in drafts.items() for fid, text in fields.items()),
-        *(Op("record_grading", (tok, g.task_id, g.passed, g.criteria)) for g in gradings.values()),
-        *(Op("self_assess", (tok, task, fid, v)) for task, fields in assessed.items() for fid, v in fields.items()),
-        *(Op("record_prediction", (tok, p.prompt_id, p.value, p.measured)) for p in predictions.values()),
-        *(Op("reach_milestone", (tok, mid)) for mid in sorted(milestones)),
+          for a in sorted(saved.answers, key=lambda a: a.try_no)),
+        *(Op("save_draft", (tok, task, fid, text))
+          for task, fields in saved.drafts.items() for fid, text in fields.items()),
+        *(Op("record_grading", (tok, g.task_id, g.passed, g.criteria)) for g in saved.gradings.values()),
+        *(Op("self_assess", (tok, task, fid, v))
+          for task, fields in saved.assessed.items() for fid, v in fields.items()),
+        *(Op("record_prediction", (tok, p.prompt_id, p.value, p.measured)) for p in saved.predictions.values()),
+        *(Op("reach_milestone", (tok, mid)) for mid in sorted(saved.milestones)),
     ]

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from classroom import StorageError, Store, new_token
 from classroom.errors import reconnecting
-from classroom.outbox import Outbox, progress_ops
+from classroom.outbox import Outbox, Progress, progress_ops
 from lessons import load_quiz
 from pg_support import fresh_database
 from ui.shell.i18n import STRINGS_FILE
@@ -154,8 +154,7 @@ def test_progress_loaded_from_a_link_is_written_again_into_a_new_file_with_the_s
     store.record_prediction(tok, "paged-vs-contiguous", 2.5, 3.0)
     store.reach_milestone(tok, "quiz-started")
     box = Outbox()
-    box.loaded(progress_ops(store.student(tok), store.quiz_answers(tok), store.drafts(tok), store.gradings(tok),
-                            store.self_assessments(tok), store.predictions(tok), store.milestones(tok)), store.epoch)
+    box.loaded(progress_ops(Progress.read(store, tok)), store.epoch)
     assert box.pending == 0
     path.unlink()
     box.add("record_answer", tok, "q-1", {"pick": 1}, 1, False)

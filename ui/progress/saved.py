@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 from classroom import StorageError, Store, get_store, is_token
-from classroom.outbox import progress_ops
+from classroom.outbox import Progress, progress_ops
 from lessons import load_moments, load_quiz
 from lessons.attempt import Attempt
 from lessons.predictions import Prediction
@@ -117,24 +117,21 @@ def restore() -> None:
 def load(store, tok: str) -> None:
     """Put the student's stored progress where the pages read it."""
     ss = st.session_state
-    student, answers, drafts, gradings = store.student(tok), store.quiz_answers(tok), store.drafts(tok), \
-        store.gradings(tok)
-    assessed, predicted, reached = store.self_assessments(tok), store.predictions(tok), store.milestones(tok)
-    _load_quiz(answers)
-    ss[keys.ANSWERS] = drafts  # the worksheet page seeds its (absent) widgets from here
-    ss[keys.SUBMITTED] = set(gradings)  # tasks submitted before: their rubric shows again
-    ss[keys.SELF_ASSESSED] = assessed
+    saved = Progress.read(store, tok)
+    _load_quiz(saved.answers)
+    ss[keys.ANSWERS] = saved.drafts  # the worksheet page seeds its (absent) widgets from here
+    ss[keys.SUBMITTED] = set(saved.gradings)  # tasks submitted before: their rubric shows again
+    ss[keys.SELF_ASSESSED] = saved.assessed
     ss[keys.MARKS] = store.marks(tok)
     moments = load_moments()
     ss[keys.PREDICTIONS] = {}
-    for mid, p in predicted.items():
+    for mid, p in saved.predictions.items():
         value = _prediction_value(moments.get(mid), p.value)
         if value is not None:
             ss[keys.PREDICTIONS][mid] = asdict(Prediction(mid, value, p.at.timestamp()))
-    ss[keys.MILESTONES] = reached
-    # the same progress as writes: should the database lose it, the session writes it again (the instructor's
-    # marks are not the student's to write)
-    unsaved.loaded(store, progress_ops(student, answers, drafts, gradings, assessed, predicted, reached))
+    ss[keys.MILESTONES] = saved.milestones
+    # the same progress as writes: should the database lose it, the session writes it again
+    unsaved.loaded(store, progress_ops(saved))
 
 
 def _load_quiz(answers) -> None:

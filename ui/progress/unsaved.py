@@ -11,8 +11,9 @@ import time
 
 import streamlit as st
 
-from classroom import StorageError, get_store, new_token
+from classroom.errors import StorageError
 from classroom.outbox import Op, Outbox
+from classroom.store import get_store, new_token
 from ui.progress import keys
 from ui.progress.keys import NOTICE, TOKEN, UNAVAILABLE
 
