@@ -10,6 +10,7 @@ from ui.views import lesson
 st.set_page_config(page_title="Serving Lab", page_icon="🧪", layout="wide")
 url_state.restore()  # ?lang= and ?instructor= first: a deep link or reload opens as it was left
 progress.restore()  # ?s=: a student's saved progress
+progress.retry()  # writes that could not be saved yet: again, in order
 sidebar.language_switch()  # before the navigation: page titles in it are translated
 page = nav.navigation(lesson.render)
 model_picker.sidebar_picker()

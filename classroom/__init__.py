@@ -10,7 +10,7 @@ from .checks import MAX_TEXT, is_token
 from .errors import StorageError
 from .records import (Grading, InstructorSession, LeaderboardRow, Mark, PolicySubmission, Poll, Prediction, QuizAnswer,
                       Student)
-from .store import Store, get_store
+from .store import Store, get_store, new_token
 
 DEFAULT_DB = Path(__file__).resolve().parent.parent / "data" / "serving-lab.db"
 
@@ -24,4 +24,5 @@ def database_url() -> str:
 
 
 __all__ = ["MAX_TEXT", "Grading", "InstructorSession", "LeaderboardRow", "Mark", "PolicySubmission", "Poll",
-           "Prediction", "QuizAnswer", "StorageError", "Store", "Student", "database_url", "get_store", "is_token"]
+           "Prediction", "QuizAnswer", "StorageError", "Store", "Student", "database_url", "get_store", "is_token",
+           "new_token"]

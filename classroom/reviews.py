@@ -5,7 +5,7 @@ import time
 from sqlalchemy import select
 
 from . import checks
-from .errors import StorageError
+from .errors import StorageError, reconnecting
 from .records import Mark, when
 from .schema import drafts, marks, self_assessments, students
 
@@ -19,6 +19,7 @@ def _ids(task_id: str, field_id: str) -> dict:
 
 
 class Reviews:
+    @reconnecting
     def self_assess(self, token: str, task_id: str, field_id: str, value: str) -> None:
         if value not in SELF_ASSESSMENTS:
             raise StorageError("bad_value", field="self_assessment")

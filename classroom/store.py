@@ -2,8 +2,19 @@
 SQLite by default (one file, WAL, many sessions of one server), PostgreSQL for several replicas behind a balancer.
 
 Thread-safe: the Engine's pool hands each call its own connection, and every write is one transaction.
+
+Losing the database under a running app is noticed, never written past:
+- a SQLite file deleted or replaced (another inode at the path) is seen before each read and write; the store
+  opens whatever is at the path now (a new empty database if nothing is), exactly as a restart would, and the
+  write that saw it raises StorageError("replaced"). `epoch` changes with every such reopening: a session holding
+  progress compares it and writes its progress again (classroom/outbox.py), so the new file gets the students
+  who are still working, and a restart finds them.
+- a dropped connection (PostgreSQL restarted or stopped): the pool pings each connection before use, an idempotent
+  write whose connection died under it is tried once more on a fresh one, and an unreachable server is
+  StorageError("unavailable"), which the session's outbox retries later.
 """
 import json
+import os
 import secrets
 import threading
 import time
@@ -15,7 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from . import aggregates, checks
-from .errors import StorageError
+from .errors import StorageError, reconnecting
 from .instructors import InstructorSessions
 from .reviews import Reviews
 from .submissions import Submissions
@@ -24,6 +35,46 @@ from .schema import (PROGRESS_TABLES, SCHEMA_VERSION, drafts, gradings, metadata
                      predictions, quiz_answers, schema_meta, students)
 
 BUSY_TIMEOUT_MS = 10_000
+CONNECT_TIMEOUT_S = 3  # a server that does not answer: every page that writes would wait this long
+CLOSE_WAIT_S = 5  # how long a reopening waits for the old file's connections to finish their transaction
+
+
+def new_token() -> str:
+    """A new student's token: random, URL-safe, TOKEN_LEN characters."""
+    return secrets.token_urlsafe(16)
+
+
+def _identity(path: str | None) -> tuple[int, int] | None:
+    """Which file is at `path` (device, inode); None when there is none."""
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _set_aside(path: str) -> None:
+    """The old file's "-wal" and "-shm", which SQLite leaves at the path when the database file moved (it neither
+    checkpoints nor deletes them then): the next connection would read the old file's pages from that WAL into
+    the new file. The index goes; the WAL, the old file's last commits, is kept beside it under another name."""
+    wal, shm = f"{path}-wal", f"{path}-shm"
+    try:
+        if os.path.getsize(wal):
+            os.replace(wal, f"{wal}.orphaned-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}")
+        else:
+            os.remove(wal)
+    except FileNotFoundError:
+        pass
+    try:
+        os.remove(shm)
+    except FileNotFoundError:
+        pass
+
+
+def _unavailable(exc: SQLAlchemyError) -> StorageError:
+    err = StorageError("unavailable", detail=str(getattr(exc, "orig", None) or exc))
+    err.reconnect = isinstance(exc, DBAPIError) and exc.connection_invalidated
+    return err
 
 
 def _sqlite_pragmas(engine) -> None:
@@ -53,42 +104,75 @@ class Store(Reviews, Submissions, InstructorSessions):
 
     def __init__(self, url: str):
         self.url = url
+        self._path: str | None = None  # the SQLite file; None for a server database
+        self._reopen_lock = threading.Lock()
         try:
             parsed = make_url(url)
-            if parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:"):
-                # each pooled connection would get a database of its own: sessions would not share progress
-                raise StorageError("unavailable", detail="an in-memory SQLite database; name a file")
-            self._engine = create_engine(parsed, pool_pre_ping=True, pool_size=8, max_overflow=32)
+            if parsed.get_backend_name() == "sqlite":
+                if parsed.database in (None, "", ":memory:"):
+                    # each pooled connection would get a database of its own: sessions would not share progress
+                    raise StorageError("unavailable", detail="an in-memory SQLite database; name a file")
+                self._path = os.path.abspath(parsed.database)
+            self._engine = self._new_engine(parsed)
         except (SQLAlchemyError, ImportError, ValueError) as exc:
             raise StorageError("unavailable", detail=str(exc)) from None
         self.dialect = self._engine.dialect.name
-        if self.dialect == "sqlite":
-            _sqlite_pragmas(self._engine)
         self._open()
+        self._file = _identity(self._path)
+        self.epoch = secrets.token_hex(8)  # changes when the SQLite file is opened anew (see check)
 
     # -- plumbing ---------------------------------------------------------------------------------------------
 
+    def _new_engine(self, url):
+        connect_args = {"connect_timeout": CONNECT_TIMEOUT_S} if url.get_backend_name() == "postgresql" else {}
+        engine = create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=32, connect_args=connect_args)
+        if engine.dialect.name == "sqlite":
+            _sqlite_pragmas(engine)
+        return engine
+
+    def check(self) -> bool:
+        """Is the SQLite file the one opened? If it was deleted or replaced, open what is at the path now (a new,
+        empty database where nothing is) and return False: this is what a restart would open, so writes from now
+        on are where a restart finds them. Raises StorageError when the new file cannot be opened."""
+        if self._path is None or _identity(self._path) == self._file:
+            return True
+        with self._reopen_lock:
+            if _identity(self._path) == self._file:  # another thread reopened it meanwhile
+                return False
+            old = self._engine
+            # the old file's connections finish their transaction first, so that dispose closes them all and the
+            # old WAL is complete when it is set aside (a transaction is short; one that hangs is not waited for)
+            deadline = time.monotonic() + CLOSE_WAIT_S
+            while old.pool.checkedout() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            old.dispose()
+            _set_aside(self._path)
+            self._engine = self._new_engine(make_url(self.url))
+            self._open()
+            self._file = _identity(self._path)
+            self.epoch = secrets.token_hex(8)
+        return False
+
     @contextmanager
-    def _write(self) -> Iterator:
+    def _write(self, checked: bool = True) -> Iterator:
+        if checked and not self.check():  # never into a deleted file: the caller writes its progress again
+            raise StorageError("replaced", path=self._path)
         try:
             with self._engine.connect() as conn:
                 conn.execution_options(write=True)
                 with conn.begin():
                     yield conn
-        except DBAPIError as exc:
-            raise StorageError("unavailable", detail=str(exc.orig)) from None
         except SQLAlchemyError as exc:  # a value the checks let through but the driver refuses: never a bare error
-            raise StorageError("unavailable", detail=str(exc)) from None
+            raise _unavailable(exc) from None
 
     @contextmanager
     def _read(self) -> Iterator:
+        self.check()  # a replaced file is read from the new one
         try:
             with self._engine.connect() as conn:
                 yield conn
-        except DBAPIError as exc:
-            raise StorageError("unavailable", detail=str(exc.orig)) from None
         except SQLAlchemyError as exc:  # a value the checks let through but the driver refuses: never a bare error
-            raise StorageError("unavailable", detail=str(exc)) from None
+            raise _unavailable(exc) from None
 
     def _insert(self, table):
         return (postgresql.insert if self.dialect == "postgresql" else sqlite.insert)(table)
@@ -99,7 +183,7 @@ class Store(Reviews, Submissions, InstructorSessions):
         conn.execute(stmt.on_conflict_do_update(index_elements=list(key), set_=changed))
 
     def _open(self) -> None:
-        with self._write() as conn:
+        with self._write(checked=False) as conn:
             metadata.create_all(conn)
             found = conn.execute(select(schema_meta.c.version).where(schema_meta.c.id == 1)).scalar()
             if found is None:
@@ -123,10 +207,21 @@ class Store(Reviews, Submissions, InstructorSessions):
 
     def new_student(self, name: str = "", class_code: str = "") -> str:
         row = {"name": checks.name(name), "class_code": checks.class_code(class_code), "created": time.time()}
-        token = secrets.token_urlsafe(16)
+        token = new_token()
         with self._write() as conn:
             conn.execute(insert(students).values(token=token, **row))
         return token
+
+    @reconnecting
+    def ensure_student(self, token: str, name: str = "", class_code: str = "", created: float | None = None) -> None:
+        """The student `token` (made by new_token), with this name and class code; a student who exists already
+        stays as they are. A session's first write, and the first again when the database lost its students."""
+        row = {"name": checks.name(name), "class_code": checks.class_code(class_code),
+               "created": time.time() if created is None else checks.number(created, "created")}
+        token = checks.token(token)
+        with self._write() as conn:
+            conn.execute(self._insert(students).values(token=token, **row)
+                         .on_conflict_do_nothing(index_elements=["token"]))
 
     def student(self, token: str) -> Student | None:
         token = checks.token(token)
@@ -134,12 +229,14 @@ class Store(Reviews, Submissions, InstructorSessions):
             row = conn.execute(select(students).where(students.c.token == token)).first()
         return None if row is None else Student(row.token, row.name, row.class_code, when(row.created))
 
+    @reconnecting
     def update_student(self, token: str, name: str, class_code: str) -> None:
         values = {"name": checks.name(name), "class_code": checks.class_code(class_code)}
         with self._write() as conn:
             token = self._known(conn, token)
             conn.execute(update(students).where(students.c.token == token).values(**values))
 
+    @reconnecting
     def start_over(self, token: str) -> None:
         """Delete every record of this student's progress; the token (and name, class) stay."""
         with self._write() as conn:
@@ -149,6 +246,7 @@ class Store(Reviews, Submissions, InstructorSessions):
 
     # -- quiz -------------------------------------------------------------------------------------------------
 
+    @reconnecting
     def record_answer(self, token: str, question_id: str, answer, try_no: int, correct: bool) -> None:
         """One row per (student, question, try): submitting the same try again changes nothing."""
         values = {"question_id": checks.item_id(question_id, "question_id"), "try_no": checks.try_no(try_no),
@@ -158,6 +256,7 @@ class Store(Reviews, Submissions, InstructorSessions):
             conn.execute(self._insert(quiz_answers).values(token=token, **values)
                          .on_conflict_do_nothing(index_elements=["token", "question_id", "try_no"]))
 
+    @reconnecting
     def clear_quiz(self, token: str) -> None:
         """A new quiz attempt: the tries of the last one go (the rest of the progress stays)."""
         with self._write() as conn:
@@ -173,6 +272,7 @@ class Store(Reviews, Submissions, InstructorSessions):
 
     # -- worksheets -------------------------------------------------------------------------------------------
 
+    @reconnecting
     def save_draft(self, token: str, task_id: str, field_id: str, text: str) -> None:
         values = {"task_id": checks.item_id(task_id, "task_id"), "field_id": checks.item_id(field_id, "field_id"),
                   "text": checks.text(text, "text"), "at": time.time()}
@@ -190,6 +290,7 @@ class Store(Reviews, Submissions, InstructorSessions):
             out.setdefault(task_id, {})[field_id] = text
         return out
 
+    @reconnecting
     def record_grading(self, token: str, task_id: str, passed: bool, criteria: dict[str, bool]) -> None:
         values = {"task_id": checks.item_id(task_id, "task_id"), "passed": checks.flag(passed, "passed"),
                   "criteria": checks.criteria_json(criteria), "at": time.time()}
@@ -205,6 +306,7 @@ class Store(Reviews, Submissions, InstructorSessions):
 
     # -- predictions ------------------------------------------------------------------------------------------
 
+    @reconnecting
     def record_prediction(self, token: str, prompt_id: str, value: float, measured: float | None = None) -> None:
         values = {"prompt_id": checks.item_id(prompt_id, "prompt_id"), "value": checks.number(value, "value"),
                   "measured": None if measured is None else checks.number(measured, "measured"), "at": time.time()}
@@ -212,6 +314,7 @@ class Store(Reviews, Submissions, InstructorSessions):
             token = self._known(conn, token)
             self._upsert(conn, predictions, ("token", "prompt_id"), {"token": token, **values})
 
+    @reconnecting
     def set_measured(self, token: str, prompt_id: str, measured: float) -> None:
         prompt_id = checks.item_id(prompt_id, "prompt_id")
         measured = checks.number(measured, "measured")
@@ -228,6 +331,7 @@ class Store(Reviews, Submissions, InstructorSessions):
 
     # -- milestones -------------------------------------------------------------------------------------------
 
+    @reconnecting
     def reach_milestone(self, token: str, milestone_id: str) -> None:
         milestone_id = checks.item_id(milestone_id, "milestone_id")
         with self._write() as conn:
@@ -294,6 +398,7 @@ class Store(Reviews, Submissions, InstructorSessions):
         with self._read() as conn:
             return self._poll(conn, (polls.c.class_code == code,))
 
+    @reconnecting
     def answer_poll(self, poll_id: int, token: str, value: float) -> None:
         """One answer per student and poll; answering again replaces it. Only students of the poll's class."""
         value, poll_id = checks.number(value, "value"), checks.row_id(poll_id, "poll_id")

@@ -5,7 +5,7 @@ import time
 
 import pytest
 import torch
-from pg_support import postgres_server  # noqa: F401  (the storage tests' store_url below)
+from pg_support import postgres_cluster, postgres_server  # noqa: F401  (store_url below; a server to stop)
 
 torch.set_num_threads(1)  # tiny ops: threads cost more than they give, and CI has 2 cores
 

@@ -113,7 +113,8 @@ def test_a_trace_arriving_beyond_the_run_limit_is_refused_not_run():
 
 # --- the classroom store -------------------------------------------------------------------------------------
 ARGS = {  # method -> the kind of each argument
-    "new_student": ("name", "code"), "student": ("token",), "update_student": ("token", "name", "code"),
+    "new_student": ("name", "code"), "ensure_student": ("token", "name", "code", "number"),
+    "student": ("token",), "update_student": ("token", "name", "code"),
     "start_over": ("token",), "record_answer": ("token", "id", "answer", "try", "flag"), "clear_quiz": ("token",),
     "quiz_answers": ("token",), "save_draft": ("token", "id", "id", "text"), "drafts": ("token",),
     "record_grading": ("token", "id", "flag", "criteria"), "gradings": ("token",),

@@ -1,5 +1,6 @@
 """Students come back (ui/progress/saved.py): the `?s=` link restores the quiz, worksheets and predictions, a bad link
-starts afresh with a message, sessions never see each other's answers, an unusable database only warns."""
+starts afresh with a message, sessions never see each other's answers, an unusable database only warns (and keeps
+the answers in the session: tests/test_storage_loss.py)."""
 import threading
 from pathlib import Path
 
@@ -136,8 +137,11 @@ def test_an_unusable_database_warns_and_the_lab_still_runs(tmp_path, monkeypatch
     at = session(path="")
     assert any(STRINGS["progress.unavailable"]["en"].split(":")[0] in w.value for w in at.warning)
     at.switch_page("pages/quiz.py").run()
-    submit(at, choice_questions(at)[0], 0)  # the quiz still grades; nothing is saved
-    assert at.session_state["quiz.attempt"].results and "progress.token" not in at.session_state
+    submit(at, choice_questions(at)[0], 0)  # the quiz still grades; the answer waits in the session, retried
+    assert at.session_state["quiz.attempt"].results
+    box = at.session_state["progress.outbox"]
+    assert [op.method for op in box.ops] == ["ensure_student", "record_answer"] and box.pending == 2
+    assert box.error.code == "unavailable"
 
 
 def _export_script():

@@ -16,7 +16,7 @@ from lessons import load_moments, parse_number, predictions
 from ui.instructor import poll_job
 from ui.instructor.access import instructor_class, message, store, student, unlocked
 from ui.labs.experiments import moment_runs
-from ui.progress import keys
+from ui.progress import keys, unsaved
 from ui.shell.i18n import lang, t
 from viz.classroom import prediction_histogram
 
@@ -210,7 +210,7 @@ def _answer_form(db, token: str, poll) -> None:
         else:
             try:
                 db.answer_poll(poll.id, token, value)
-                db.record_prediction(token, poll.prompt_id, value)
+                unsaved.send("record_prediction", token, poll.prompt_id, value)  # the student's own: kept
                 mine[poll.id] = value
             except StorageError as e:
                 st.error(t("poll.refused", reason=message(e)))

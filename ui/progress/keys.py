@@ -6,6 +6,9 @@ TOKEN = STUDENT_TOKEN  # the student's `?s=` token, which the URL carries (so th
 
 NOTICE = "progress.notice"  # (kind, strings key, params): shown once, at the top of the next page drawn
 UNAVAILABLE = "progress.unavailable"  # the StorageError that keeps this session from saving
+OUTBOX = "progress.outbox"  # classroom.outbox.Outbox: the student's writes, kept until the store has them
+SAVED_AGAIN = "progress.saved_again"  # writes that waited have all gone through: say so once
+RETRIED = "progress.retried"  # this run's retry() has sent the writes that wait (its fragment need not)
 PROBED = "progress.probed"  # the store was tried once this session
 IMPORTED = "progress.imported"  # the file id of the last progress file imported
 MILESTONES = "progress.milestones"  # set of milestone ids reached

@@ -7,11 +7,13 @@ from dataclasses import asdict
 
 import streamlit as st
 
+from classroom import StorageError
+from classroom.checks import class_code as checked_class_code, name as checked_name
 from lessons import load_moments, load_quiz, load_tasks
 from lessons.answers_markdown import answers_from_markdown, answers_to_markdown
 from lessons.predictions import Prediction
-from ui.progress import keys, quiz_state, worksheet_state
-from ui.progress.saved import adopt, forget_session_progress, link, prediction, quiz_answer, token, with_store
+from ui.progress import keys, quiz_state, unsaved, worksheet_state
+from ui.progress.saved import forget_session_progress, link, prediction, quiz_answer, token, with_store
 from ui.shell.i18n import lang, t
 
 QUIZ_SECTION, PRED_SECTION = "quiz-answers", "predictions"  # extra sections of the Markdown export
@@ -83,21 +85,23 @@ def _json(raw: str):
 def _start_over() -> None:
     tok = token(create=False)
     if tok:
-        with_store(lambda store: store.start_over(tok))
+        unsaved.send("start_over", tok)
     forget_session_progress()
     st.session_state[keys.NOTICE] = ("warning", "progress.started_over", {})
 
 
 def _save_profile(name_key: str, class_key: str) -> None:
     ss = st.session_state
-    name, code = ss.get(name_key, ""), ss.get(class_key, "")
+    try:  # refused here, before it waits in the outbox: a name that can never be saved is said at once
+        name, code = checked_name(ss.get(name_key, "")), checked_class_code(ss.get(class_key, ""))
+    except StorageError as err:
+        ss[keys.NOTICE] = ("error", f"classroom.error.{err.code}", err.params)
+        return
     tok = token(create=False)
     if tok:
-        with_store(lambda store: store.update_student(tok, name, code))
-        return
-    new = with_store(lambda store: store.new_student(name, code))
-    if new:
-        adopt(new)
+        unsaved.send("update_student", tok, name, code)
+    else:
+        unsaved.new_student(name, code)
 
 
 def panel() -> None:

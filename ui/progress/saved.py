@@ -1,10 +1,12 @@
 """Students come back: their progress lives in the classroom store under a random token, and the token lives in
 the URL (`?s=…`, kept across page switches by ui.shell.url_state like `lang`). A run that brings a token the session
 does not hold loads that student's quiz attempt, worksheet answers, predictions and milestones into session
-state; every submit, draft, prediction and milestone is written through as it happens.
+state; every submit, draft, prediction and milestone is written through as it happens, by way of the session's
+outbox (ui/progress/unsaved.py): a write the database cannot take now waits in the session and is retried.
 
 No token is made until there is something to keep (the first answer), or the student asks on the Home page.
-When the database cannot be opened or written, the lab runs on with a visible warning (nothing is saved)."""
+When the database cannot be opened or written, the lab runs on with a visible warning: what waits to be saved,
+and that it is being retried; once it all went through, a brief "saved"."""
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -14,10 +16,12 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 from classroom import StorageError, Store, get_store, is_token
+from classroom.outbox import Progress, progress_ops
 from lessons import load_moments, load_quiz
 from lessons.attempt import Attempt
 from lessons.predictions import Prediction
-from ui.progress import keys, quiz_state
+from ui.progress import keys, quiz_state, unsaved
+from ui.progress.unsaved import send
 from ui.progress.keys import NOTICE, TOKEN, UNAVAILABLE
 from ui.shell.i18n import lang, t
 
@@ -39,13 +43,16 @@ def with_store(action: Callable[[Store], T]) -> T | None:
     if store is None:
         return None
     try:
-        return action(store)
+        done = action(store)
     except StorageError as err:
         if err.code == "unavailable":
             st.session_state[UNAVAILABLE] = err
         else:
             st.session_state[NOTICE] = ("error", f"classroom.error.{err.code}", err.params)
         return None
+    if not unsaved.pending():  # the database answered: its warning goes (unless writes still wait)
+        st.session_state.pop(UNAVAILABLE, None)
+    return done
 
 
 def error_text(err: StorageError) -> str:
@@ -61,19 +68,7 @@ def token(create: bool = True) -> str | None:
     ss = st.session_state
     if ss.get(TOKEN) or not create:
         return ss.get(TOKEN)
-    new = with_store(lambda store: store.new_student("", ""))
-    if new:
-        adopt(new)
-    return new
-
-
-def adopt(new: str) -> None:
-    """A new token for this session: into the URL, and the milestones reached before it was made into the store."""
-    ss = st.session_state
-    ss[TOKEN] = new
-    st.query_params["s"] = new
-    for mid in ss.get(keys.MILESTONES, set()):
-        with_store(lambda store, mid=mid: store.reach_milestone(new, mid))
+    return unsaved.new_student()
 
 
 # -- loading a student's progress into the session ----------------------------------------------------------
@@ -107,6 +102,8 @@ def restore() -> None:
             return
     if store is None:
         return
+    unsaved.flush()  # another student's link: what the last one did goes out first, if it can
+    ss.pop(keys.OUTBOX, None)
     forget_session_progress()
     ss.pop(TOKEN, None)
     if student is None:
@@ -120,18 +117,21 @@ def restore() -> None:
 def load(store, tok: str) -> None:
     """Put the student's stored progress where the pages read it."""
     ss = st.session_state
-    _load_quiz(store.quiz_answers(tok))
-    ss[keys.ANSWERS] = store.drafts(tok)  # the worksheet page seeds its (absent) widgets from here
-    ss[keys.SUBMITTED] = set(store.gradings(tok))  # tasks submitted before: their rubric shows again
-    ss[keys.SELF_ASSESSED] = store.self_assessments(tok)
+    saved = Progress.read(store, tok)
+    _load_quiz(saved.answers)
+    ss[keys.ANSWERS] = saved.drafts  # the worksheet page seeds its (absent) widgets from here
+    ss[keys.SUBMITTED] = set(saved.gradings)  # tasks submitted before: their rubric shows again
+    ss[keys.SELF_ASSESSED] = saved.assessed
     ss[keys.MARKS] = store.marks(tok)
     moments = load_moments()
     ss[keys.PREDICTIONS] = {}
-    for mid, p in store.predictions(tok).items():
+    for mid, p in saved.predictions.items():
         value = _prediction_value(moments.get(mid), p.value)
         if value is not None:
             ss[keys.PREDICTIONS][mid] = asdict(Prediction(mid, value, p.at.timestamp()))
-    ss[keys.MILESTONES] = store.milestones(tok)
+    ss[keys.MILESTONES] = saved.milestones
+    # the same progress as writes: should the database lose it, the session writes it again
+    unsaved.loaded(store, progress_ops(saved))
 
 
 def _load_quiz(answers) -> None:
@@ -180,20 +180,20 @@ def quiz_answer(question, answer, measured: float | None, attempt: Attempt) -> N
     stored = {"answer": answer, "measured": measured} if question.type == "numeric" else answer
     tok = token()
     if tok:
-        with_store(lambda store: store.record_answer(tok, question.id, stored, attempt.tries[question.id],
-                                                     attempt.results[question.id].correct))
+        send("record_answer", tok, question.id, stored, attempt.tries[question.id],
+             attempt.results[question.id].correct)
 
 
 def quiz_restarted() -> None:
     tok = token(create=False)
     if tok:
-        with_store(lambda store: store.clear_quiz(tok))
+        send("clear_quiz", tok)
 
 
 def draft(task_id: str, field_id: str, text: str) -> None:
     tok = token()
     if tok:
-        with_store(lambda store: store.save_draft(tok, task_id, field_id, text))
+        send("save_draft", tok, task_id, field_id, text)
 
 
 def worksheet_status(task, status) -> None:
@@ -202,7 +202,7 @@ def worksheet_status(task, status) -> None:
              **{f"{fid}.self_assessed": e.self_assessment == "met" for fid, e in status.explanations.items()}}
     tok = token()
     if tok:
-        with_store(lambda store: store.record_grading(tok, task.id, status.complete, parts))
+        send("record_grading", tok, task.id, status.complete, parts)
     if task.milestone and status.complete:
         milestone(f"task:{task.id}")
 
@@ -210,7 +210,7 @@ def worksheet_status(task, status) -> None:
 def self_assessed(task_id: str, field_id: str, value: str) -> None:
     tok = token()
     if tok:
-        with_store(lambda store: store.self_assess(tok, task_id, field_id, value))
+        send("self_assess", tok, task_id, field_id, value)
 
 
 def me():
@@ -232,7 +232,7 @@ def prediction(moment, made: Prediction) -> None:
     value = made.value if isinstance(made.value, (int, float)) else moment.predict["choices"].index(made.value)
     tok = token()
     if tok:
-        with_store(lambda store: store.record_prediction(tok, moment.id, value))
+        send("record_prediction", tok, moment.id, value)
 
 
 def measured(moment_id: str, value) -> None:
@@ -242,7 +242,7 @@ def measured(moment_id: str, value) -> None:
         ss[keys.MEASURED_PREFIX + moment_id] = value
         moment = load_moments()[moment_id]
         number = value if isinstance(value, (int, float)) else moment.predict["choices"].index(value)
-        with_store(lambda store: store.set_measured(tok, moment_id, number))
+        send("set_measured", tok, moment_id, number)
 
 
 def milestone(milestone_id: str) -> None:
@@ -253,7 +253,7 @@ def milestone(milestone_id: str) -> None:
     reached.add(milestone_id)
     tok = token(create=False)
     if tok:
-        with_store(lambda store: store.reach_milestone(tok, milestone_id))
+        send("reach_milestone", tok, milestone_id)
 
 
 # -- what the student sees ------------------------------------------------------------------------------------------
@@ -266,14 +266,31 @@ def link(tok: str) -> str:
     return f"{base}?s={tok}&lang={lang()}"
 
 
+RETRY_EVERY_S = 5  # while writes wait, the page tries them again this often by itself
+
+
+def retry() -> None:
+    """At the top of every run (app.py, after restore): the writes still waiting go out again, and a database
+    opened anew (a deleted or replaced SQLite file) gets this session's progress."""
+    unsaved.flush()
+    st.session_state[keys.RETRIED] = True
+
+
 def notices() -> None:
-    """Above the page: a message left by the last action, and the warning when nothing can be saved."""
+    """Above the page: a message left by the last action; while writes wait, that they are retried; the warning
+    when nothing can be saved; a brief "saved" once writes that waited all went through."""
     ss = st.session_state
     if not ss.get(keys.PROBED):  # once a session: say at once when nothing can be saved
         ss[keys.PROBED] = True
         _store()
-    if ss.get(UNAVAILABLE) is not None:
-        st.warning(t("progress.unavailable", reason=error_text(ss[UNAVAILABLE])), icon="⚠️")
+    if unsaved.pending():
+        st.fragment(_retrying, run_every=RETRY_EVERY_S)()
+    else:
+        ss.pop(keys.RETRIED, None)
+        if ss.get(UNAVAILABLE) is not None:
+            st.warning(t("progress.unavailable", reason=error_text(ss[UNAVAILABLE])), icon="⚠️")
+    if ss.pop(keys.SAVED_AGAIN, False):
+        st.toast(t("progress.saved_again"), icon="💾")
     notice = ss.pop(NOTICE, None)
     if notice:
         kind, key, params = notice
@@ -282,10 +299,24 @@ def notices() -> None:
         (st.error if kind == "error" else st.warning)(text)
 
 
+def _retrying() -> None:
+    """The warning while writes wait, run again every RETRY_EVERY_S by itself (a student who just reads is saved
+    too); once nothing waits, the whole page runs again: its warnings go and "saved" shows."""
+    ss = st.session_state
+    if not ss.pop(keys.RETRIED, False):  # a run of this fragment alone: retry() did not run
+        unsaved.flush()
+    if not unsaved.pending():
+        st.rerun()
+    why = ss.get(UNAVAILABLE) or unsaved.outbox().error
+    st.warning(t("progress.pending", n=unsaved.pending(), reason=error_text(why) if why else ""), icon="⏳")
+
+
 def sidebar_line() -> None:
     """The sidebar: where progress goes (the link once there is one), or why it is not saved."""
     sb, tok = st.sidebar, token(create=False)
-    if st.session_state.get(UNAVAILABLE) is not None:
+    if unsaved.pending():
+        sb.caption(f"⏳ {t('progress.pending_short', n=unsaved.pending())}")
+    elif st.session_state.get(UNAVAILABLE) is not None:
         sb.caption(f"⚠️ {t('progress.not_saved')}")
     elif tok:
         sb.caption(f"💾 {t('progress.your_link')}")
