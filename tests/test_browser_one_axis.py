@@ -62,7 +62,7 @@ def test_the_last_frame_shows_both_runs_on_one_step_axis(browser, server, lang):
     page.wait_for_function("() => [...document.querySelectorAll('iframe')].length >= 2", timeout=30_000)
     for _ in range(60):  # the charts draw in their frames after the page settles: a busy machine takes longer
         ranges = x_ranges(page)
-        if len(ranges) == 2:
+        if len(ranges) == 2 and min(r[1] for r in ranges) >= last:  # both drawn, at the last frame
             break
         time.sleep(0.5)
     assert len(ranges) == 2 and ranges[0] == ranges[1], ranges  # one step axis, at the last step
