@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,12 +88,13 @@ class Room:
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def log_lines(self, agent: str) -> list[tuple[str, str]]:
-        """(replica, request line) for each request HAProxy logged from a client with this User-Agent."""
+        """(replica, request line) for each request HAProxy logged from a client whose User-Agent's first word is
+        `agent`."""
         seen = []
         for line in self.haproxy_log.read_text(errors="replace").splitlines():
-            if "{" + agent in line and " replicas/" in line:
-                replica = line.split(" replicas/", 1)[1].split()[0]
-                seen.append((replica, line.rsplit('"', 2)[-2] if line.endswith('"') else line))
+            captured = re.search(r" replicas/(\S+) .*?\{([^}]*)\} \"([^\"]*)\"$", line)
+            if captured and captured.group(2).split(" ", 1)[0] == agent:
+                seen.append((captured.group(1), captured.group(3)))
         return seen
 
     def replica_log(self, name: str) -> str:

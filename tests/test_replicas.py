@@ -33,8 +33,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import replicas
 
-pytestmark = [pytest.mark.browser, pytest.mark.server]
-
 STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
 
 
@@ -101,6 +99,8 @@ def assert_served_by(room, who: str, replica: str) -> None:
     assert any("/_stcore/stream" in request for _, request in seen), seen
 
 
+@pytest.mark.browser
+@pytest.mark.server
 def test_a_poll_opened_on_one_replica_reaches_a_student_on_the_other_and_so_does_its_reveal(browser, room, db):
     lab, _ = room
     assert replicas.pinned(lab.url, "a") == "a" and replicas.pinned(lab.url, "b") == "b"
@@ -148,9 +148,17 @@ def test_a_poll_opened_on_one_replica_reaches_a_student_on_the_other_and_so_does
     assert_no_errors(teacher)
     teacher.screenshot(path=str(ARTIFACTS / "replicas-class-view-a.png"))
 
-    for who, replica in (("instructor", "a"), ("student-a", "a"), ("student-b", "b")):
+    # the instructor's session is in the database: their cookie, in a browser that replica B serves, opens the
+    # class view there with the class (as a reload would, had the balancer moved them)
+    moved = pinned_page(browser, lab, "b", "instructor-on-b")
+    moved.context.add_cookies([c for c in teacher.context.cookies() if c["name"] == "serving_lab_instructor"])
+    moved.goto(f"{lab.url}/class?instructor=1&lang=en")
+    moved.locator(".st-key-class-view-class-widget input").wait_for(timeout=60_000)
+    assert moved.locator(".st-key-class-view-class-widget input").input_value() == code
+
+    for who, replica in (("instructor", "a"), ("student-a", "a"), ("student-b", "b"), ("instructor-on-b", "b")):
         assert_served_by(room, who, replica)
-    for page in (teacher, *students.values()):
+    for page in (teacher, moved, *students.values()):
         page.close()
 
 
@@ -167,6 +175,8 @@ store.close()
 """
 
 
+@pytest.mark.browser
+@pytest.mark.server
 def test_wrong_passcodes_through_both_replicas_share_one_budget_of_twenty_a_minute(browser, room, db):
     lab, db_url = room
     env = {**os.environ, "SERVING_LAB_PASSCODE": PASSCODE, "OMP_NUM_THREADS": "1"}
@@ -192,3 +202,10 @@ def test_wrong_passcodes_through_both_replicas_share_one_budget_of_twenty_a_minu
         page.screenshot(path=str(ARTIFACTS / f"replicas-passcode-refused-{replica}.png"))
         page.close()
         assert_served_by(room, f"late-instructor-{replica}", replica)
+
+
+def test_the_readme_shows_the_haproxy_configuration_the_test_uses():
+    shown = replicas.haproxy_config(":80", {"a": "10.0.0.11:8501", "b": "10.0.0.12:8501"})
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Teaching a class on several machines", 1)[1].split("\n## ", 1)[0]
+    assert "\n".join("   " + line if line else "" for line in shown.rstrip().splitlines()) in section
