@@ -37,6 +37,7 @@ from ws_student import Student  # noqa: E402
 from classroom import Store  # noqa: E402
 
 MEASURED = re.compile(re.escape(STRINGS["poll.result"]["en"].split("{measured}")[0].split("}")[-1]))  # "Measured: **"
+SENT = re.compile(re.escape(STRINGS["poll.sent"]["en"].split("{value}")[0]))  # "Sent: "
 
 
 def instructor_opens(browser, url: str, code: str, moment_id: str):
@@ -74,7 +75,8 @@ def measure(db_url: str, n: int, moment_id: str, answer_spread: float, timeout: 
     answer_label, send = STRINGS["poll.answer"]["en"], STRINGS["poll.send"]["en"]
 
     async def connect(url: str, tokens: list[str]) -> list[Student]:
-        students = [Student(url, "", f"s={tok}&lang=en", {replicas.COOKIE: "ab"[i % 2]}, {"measured": MEASURED})
+        students = [Student(url, "", f"s={tok}&lang=en", {replicas.COOKIE: "ab"[i % 2]},
+                            {"measured": MEASURED, "sent": SENT})
                     for i, tok in enumerate(tokens)]
         for i in range(0, n, 20):  # a room arriving over a minute or so, not in one instant
             await asyncio.gather(*(s.open() for s in students[i:i + 20]))
@@ -83,7 +85,13 @@ def measure(db_url: str, n: int, moment_id: str, answer_spread: float, timeout: 
     async def answer_all(students: list[Student]) -> None:
         async def one(s: Student) -> None:
             await asyncio.sleep(rng.uniform(0, answer_spread))
-            await s.submit(send, {answer_label: f"{rng.uniform(2, 30):.1f}"}, timeout=timeout)
+            value = f"{rng.uniform(2, 30):.1f}"
+            while "sent" not in s.seen:  # as a person does when "Sent" does not show: press again
+                await s.submit(send, {answer_label: value}, timeout=timeout)
+                for _ in range(300):
+                    if "sent" in s.seen:
+                        return
+                    await asyncio.sleep(0.1)
         await asyncio.gather(*(one(s) for s in students))
 
     async def close(students: list[Student]) -> None:

@@ -35,6 +35,9 @@ class Student:
         self.http = httpx.AsyncClient(base_url=url, timeout=120, headers={"Cookie": self.cookie} if cookies else None)
         self.watch, self.seen = watch or {}, {}
         self.inputs: dict[str, str] = {}  # text input label -> widget id, as last drawn
+        # what this student typed (widget id -> text), sent with every rerun as a browser sends its widgets' values:
+        # a rerun the server merges with a pending one takes the later one's values
+        self.typed: dict[str, str] = {}
         self.fragment_of: dict[str, str] = {}  # widget id -> the fragment that drew it (a form in a fragment)
         self.fetched: dict[str, int] = {}  # frame file URL -> bytes received (fetched once, as a browser keeps it)
         self._fetches: set[asyncio.Task] = set()
@@ -80,6 +83,7 @@ class Student:
         # the page's hash, once known, as the browser sends it: a rerun the server starts itself (st.rerun)
         # reuses the last one asked for, and without it would draw the default page
         state.page_script_hash = self._page_hash
+        self._typed(state)
         if trigger is not None:
             widget = state.widget_states.widgets.add()
             widget.id, widget.trigger_value = trigger, True
@@ -112,9 +116,8 @@ class Student:
         msg = BackMsg()
         state = msg.rerun_script
         state.query_string, state.page_name, state.page_script_hash = self.query, self.page, self._page_hash
-        for label, text in fields.items():
-            widget = state.widget_states.widgets.add()
-            widget.id, widget.string_value = self.inputs[label], text
+        self.typed.update({self.inputs[label]: text for label, text in fields.items()})
+        self._typed(state)
         widget = state.widget_states.widgets.add()
         widget.id, widget.trigger_value = self.buttons[button], True
         fragment = self.fragment_of.get(widget.id, "")
@@ -123,6 +126,11 @@ class Student:
         else:
             self._finished.clear()
         await self._ws.send(msg.SerializeToString())
+
+    def _typed(self, state) -> None:
+        for widget_id, text in self.typed.items():
+            widget = state.widget_states.widgets.add()
+            widget.id, widget.string_value = widget_id, text
 
     async def choose(self, label: str, option: str, timeout: float = 120.0) -> None:
         """Pick `option` (as displayed) in the select box with this label."""
