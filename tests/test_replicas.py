@@ -4,12 +4,13 @@ sessions (bench/replicas.py starts them, on 127.0.0.1 and free ports, and stops 
 Each browser is pinned to a replica by HAProxy's cookie, and HAProxy's log (a line per request, with the replica
 and the browser's User-Agent) shows that every request of it, its websocket included, went there. The instructor
 on replica A opens a poll; students who join the class through replica A's and replica B's Home pages see it and
-answer; A's class view counts both; after "close and run" on A, the student on B sees the measured value. Then the
+answer; after "close and run" on A, the student on B sees the measured value; A's class view counts both students,
+and the instructor's cookie in a browser on B opens the class view there. Then the
 passcode limiter: two processes guessing at once against the one database get TOTAL_FAILURES (20) passcodes
 checked in all, and the forms on both replicas then refuse even the right passcode unchecked.
 
 Skipped only when haproxy is not installed (`make test` installs it). Screenshots: tests/artifacts/replicas-*.png;
-the replicas' and HAProxy's logs: tests/artifacts/replicas/."""
+the replicas' and HAProxy's logs and HAProxy's configuration: tests/artifacts/replicas/."""
 import os
 import re
 import shutil
