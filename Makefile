@@ -10,7 +10,7 @@ WORKERS ?= 4
 FAST_WORKERS ?= 2
 PYTEST := $(PY) -m pytest --dist loadscope
 
-.PHONY: run class test test-fast lint install install-dev chromium postgresql bench clean
+.PHONY: run class test test-fast lint install install-dev chromium postgresql haproxy bench clean
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ postgresql:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; }
 
+# tests/test_replicas.py puts two replicas of the lab behind Debian's HAProxy (sticky sessions), on one PostgreSQL.
+haproxy:
+	@{ test -x /usr/sbin/haproxy || command -v haproxy >/dev/null 2>&1; } || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq haproxy >/dev/null; }
+
 run: $(VENV)/.installed
 	$(PY) -m ui.serve --server.port $(PORT)
 
@@ -53,7 +59,7 @@ lint: $(VENV)/.dev-installed
 	$(VENV)/bin/lint-imports --no-cache
 
 # every test, as CI runs it
-test: lint chromium postgresql
+test: lint chromium postgresql haproxy
 	$(PYTEST) -n $(WORKERS)
 
 # for iterating: no browser, no server process, no slow test (under 2 minutes here); `make test` before pushing.

@@ -25,9 +25,20 @@ FRAME_FILE = re.compile(r'/component/[^"\\]+?\.json\.gz')  # its frames' file, i
 
 
 class Student:
-    def __init__(self, url: str, page: str, query: str = "lang=en"):
+    """`cookies`: sent with the websocket and every fetch (a balancer's sticky-session cookie pins the student to a
+    replica). `watch`: name -> a pattern; `seen[name]` is when a markdown element matching it was first drawn."""
+
+    def __init__(self, url: str, page: str, query: str = "lang=en", cookies: dict[str, str] | None = None,
+                 watch: dict[str, re.Pattern] | None = None):
         self.ws_url = url.replace("http", "ws", 1) + "/_stcore/stream"
-        self.http = httpx.AsyncClient(base_url=url, timeout=120)
+        self.cookie = "; ".join(f"{k}={v}" for k, v in (cookies or {}).items())
+        self.http = httpx.AsyncClient(base_url=url, timeout=120, headers={"Cookie": self.cookie} if cookies else None)
+        self.watch, self.seen = watch or {}, {}
+        self.inputs: dict[str, str] = {}  # text input label -> widget id, as last drawn
+        # what this student typed (widget id -> text), sent with every rerun as a browser sends its widgets' values:
+        # a rerun the server merges with a pending one takes the later one's values
+        self.typed: dict[str, str] = {}
+        self.fragment_of: dict[str, str] = {}  # widget id -> the fragment that drew it (a form in a fragment)
         self.fetched: dict[str, int] = {}  # frame file URL -> bytes received (fetched once, as a browser keeps it)
         self._fetches: set[asyncio.Task] = set()
         self.page, self.query = page, query
@@ -47,7 +58,8 @@ class Student:
         self._reader: asyncio.Task | None = None
 
     async def open(self) -> None:
-        self._ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None)
+        self._ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None,
+                                            additional_headers={"Cookie": self.cookie} if self.cookie else None)
         self._reader = asyncio.create_task(self._read())
         await self.rerun()
         await self.idle()
@@ -71,6 +83,7 @@ class Student:
         # the page's hash, once known, as the browser sends it: a rerun the server starts itself (st.rerun)
         # reuses the last one asked for, and without it would draw the default page
         state.page_script_hash = self._page_hash
+        self._typed(state)
         if trigger is not None:
             widget = state.widget_states.widgets.add()
             widget.id, widget.trigger_value = trigger, True
@@ -91,6 +104,33 @@ class Student:
                 raise TimeoutError(f"no button {label!r} on {self.page}")
             await asyncio.sleep(0.05)
         await self.rerun(trigger=self.buttons[label])
+
+    async def submit(self, button: str, fields: dict[str, str], timeout: float = 120.0) -> None:
+        """Fill the text inputs `fields` (label -> text) and press the form's submit button `button`, as a browser
+        sends a form: the values and the trigger in one rerun (of the fragment the form is in, if any)."""
+        deadline = time.monotonic() + timeout
+        while button not in self.buttons or any(label not in self.inputs for label in fields):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no form with {button!r} and {list(fields)} on {self.page}")
+            await asyncio.sleep(0.05)
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.query_string, state.page_name, state.page_script_hash = self.query, self.page, self._page_hash
+        self.typed.update({self.inputs[label]: text for label, text in fields.items()})
+        self._typed(state)
+        widget = state.widget_states.widgets.add()
+        widget.id, widget.trigger_value = self.buttons[button], True
+        fragment = self.fragment_of.get(widget.id, "")
+        if fragment:
+            state.fragment_id = fragment
+        else:
+            self._finished.clear()
+        await self._ws.send(msg.SerializeToString())
+
+    def _typed(self, state) -> None:
+        for widget_id, text in self.typed.items():
+            widget = state.widget_states.widgets.add()
+            widget.id, widget.string_value = widget_id, text
 
     async def choose(self, label: str, option: str, timeout: float = 120.0) -> None:
         """Pick `option` (as displayed) in the select box with this label."""
@@ -122,7 +162,7 @@ class Student:
         elif msg.metadata.cacheable and msg.hash:
             self._cached[msg.hash] = msg
         if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
-            self._element(msg.delta.new_element)
+            self._element(msg.delta.new_element, msg.delta.fragment_id)
         elif kind == "auto_rerun":
             fid = msg.auto_rerun.fragment_id
             if fid in self._timers:
@@ -149,7 +189,7 @@ class Student:
         elif kind == "navigation":  # st.navigation says which page it drew
             self._page_hash = msg.navigation.page_script_hash
 
-    def _element(self, el) -> None:
+    def _element(self, el, fragment_id: str = "") -> None:
         which = el.WhichOneof("type")
         if which in ("html", "component_instance"):
             for url in FRAME_FILE.findall(el.html.body if which == "html" else el.component_instance.json_args):
@@ -160,6 +200,13 @@ class Student:
                     task.add_done_callback(self._fetches.discard)
         if which == "button":
             self.buttons[el.button.label] = el.button.id
+            self.fragment_of[el.button.id] = fragment_id
+        elif which == "text_input":
+            self.inputs[el.text_input.label] = el.text_input.id
+        elif which == "markdown":
+            for name, pattern in self.watch.items():
+                if name not in self.seen and pattern.search(el.markdown.body):
+                    self.seen[name] = time.monotonic()
         elif which == "selectbox":
             self.selects[el.selectbox.label] = el.selectbox.id
         elif which == "html":
