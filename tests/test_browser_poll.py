@@ -27,6 +27,14 @@ def text_of(page, selector: str) -> str:
     return " ".join(loc.all_inner_texts()) if loc.count() else ""
 
 
+def wait_for_measured(db, code: str, timeout: float = 300) -> float | None:
+    """The measured value of the class's latest poll once a server has published it (minutes on a busy machine)."""
+    deadline = time.monotonic() + timeout
+    while db.latest_poll(code).measured is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return db.latest_poll(code).measured
+
+
 def wait_for_text(page, selector: str, pattern: str, timeout: float = 60) -> str:
     """Until an element matching selector shows text matching pattern (fragments refresh it every few seconds)."""
     deadline = time.monotonic() + timeout
@@ -116,11 +124,7 @@ def test_a_live_poll_reaches_two_students_and_reveals_the_measured_value_on_all_
     shoot_at(teacher, ".st-key-poll-live", "poll-instructor-live-en")
 
     teacher.locator(f".st-key-poll-{MOMENT}-close button").first.click()
-    for _ in range(600):  # the server runs the moment and publishes the measured value (minutes on a busy machine)
-        if db.latest_poll(code).measured is not None:
-            break
-        time.sleep(0.5)
-    measured = db.latest_poll(code).measured
+    measured = wait_for_measured(db, code)
     assert measured is not None and db.latest_poll(code).state == "closed"
     figure = {lang: predictions.shown(load_moments()[MOMENT], measured, lang) for lang in ("en", "zh")}  # "28.5×"
     wait_for_text(teacher, ".st-key-poll-reveal", re.escape(

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from browser_support import ARTIFACTS, PASSCODE, ROOT, assert_no_errors, new_page, wait_idle, worker
 from pg_support import fresh_database
-from test_browser_poll import MOMENT, load_moment_question, unlock, wait_for_text
+from test_browser_poll import MOMENT, load_moment_question, unlock, wait_for_measured, wait_for_text
 
 from classroom import Store
 from lessons import load_moments, predictions
@@ -126,11 +126,7 @@ def test_a_poll_opened_on_one_replica_reaches_a_student_on_the_other_and_so_does
     students["b"].screenshot(path=str(ARTIFACTS / "replicas-student-b-answered.png"))
 
     teacher.locator(f".st-key-poll-{MOMENT}-close button").first.click()
-    for _ in range(600):  # replica A runs the moment and publishes the measured value (minutes on a busy machine)
-        if db.latest_poll(code).measured is not None:
-            break
-        time.sleep(0.5)
-    measured = db.latest_poll(code).measured
+    measured = wait_for_measured(db, code)  # replica A runs the moment and publishes it
     assert measured is not None, "replica A published no measured value"
     figure = predictions.shown(load_moments()[MOMENT], measured, "en")
     for replica, mine in (("b", "12.5"), ("a", "3")):  # B reads what A published, from the database
