@@ -112,7 +112,8 @@ def test_html_views_escape_and_show_the_queue(run):
     assert html.count("border-radius") == min(48, len(snap.waiting)) and "box-shadow" in html  # the blocked head
     crowd = snap.__class__(**{**snap.__dict__, "waiting": snap.waiting * 3})
     cut = queue_html(crowd, {}, {**LABELS, "queue_more": "{n} more not drawn"}, capacity=1)
-    assert f"({len(crowd.waiting) - 1} more not drawn)" in cut  # not a bare "(+n)"
+    assert f">{len(crowd.waiting) - 1} more not drawn</span>" in cut  # in words, not a bare "+n"
+    assert cut.count("border-radius") == 1
     tables = block_tables_html(snap, [r for r in snap.slots if r], {}, LABELS, 40)
     first = next(r for r in snap.slots if r)
     assert all(f">{b}</span>" in tables for b in snap.block_tables[first])

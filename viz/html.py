@@ -48,7 +48,7 @@ def _ink(code: int) -> str:
 
 def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capacity: int = 48) -> str:
     """The queue at the door, in admission order; the head is outlined when something blocks it. At most
-    `capacity` cells are drawn (the rest counted in words): as many as three lines of the column hold."""
+    `capacity` cells are drawn, the rest counted in words after them: with that note, three lines of the column."""
     cells = []
     for rid in snap.waiting[:capacity]:
         view = snap.requests.get(rid)
@@ -59,13 +59,16 @@ def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capac
             title += f" · {labels['blocked']}: {labels.get('why_' + why, why)}"
         cells.append(_cell(request_color(color_of.get(rid, 0)), title, outline=bool(why)))
     more = len(snap.waiting) - capacity
+    if more > 0:  # only the first `capacity` are drawn; how many more wait is said in words on the cells' last line
+        note = escape(labels.get("queue_more", "+{n}").format(n=more))
+        cells.append(f'<span style="display:inline-block;height:14px;margin:1px 0 1px 4px;font-size:11px;'
+                     f'line-height:14px;vertical-align:middle;white-space:nowrap">{note}</span>')
     head = f"<b>{escape(labels['waiting'])}: {len(snap.waiting)}</b>"
-    if more > 0:  # only the first `capacity` are drawn; say how many more wait, in words
-        note = labels.get("queue_more", "+{n}").format(n=more, shown=capacity)
-        head += f' <span title="{escape(note)}">({escape(note)})</span>'
-    # as tall as a full queue (`capacity` cells in three lines of its column: 16 px each, whatever the type size) at
-    # every step: the views below it and the chart fitted above it keep their place while the queue fills and empties
-    return (f'<div>{head}</div><div style="line-height:0;min-height:{3 * (14 + 2)}px">{"".join(cells)}</div>')
+    # as tall as a full queue (`capacity` cells and the note in three lines of its column: 16 px each, whatever the
+    # type size) at every step: the views below it and the chart fitted above it keep their place while the queue
+    # fills and empties; the head is one short line, so it never wraps
+    return (f'<div style="white-space:nowrap">{head}</div>'
+            f'<div style="line-height:0;min-height:{3 * (14 + 2)}px">{"".join(cells)}</div>')
 
 
 def block_tables_html(snap: StepSnapshot, request_ids: list[str], color_of: dict[str, int], labels: dict,

@@ -101,11 +101,18 @@ class CoreSupervisor:
                 msg = conn.recv()
                 if conn is self.conn:
                     self._last_heard = time.monotonic()
-                self._loop.call_soon_threadsafe(self._deliver, conn, msg)
-        except (EOFError, OSError, ValueError):
-            self._loop.call_soon_threadsafe(self._closed, conn)
-        except RuntimeError:  # the event loop has closed: the server is exiting
-            pass
+                if not self._to_loop(self._deliver, conn, msg):
+                    return
+        except (EOFError, OSError, ValueError, TypeError):  # TypeError: the writer closed this end mid-read
+            self._to_loop(self._closed, conn)
+
+    def _to_loop(self, callback, *args) -> bool:
+        """`callback(*args)` run on the event loop; False once the loop has closed (the server is exiting)."""
+        try:
+            self._loop.call_soon_threadsafe(callback, *args)
+            return True
+        except RuntimeError:
+            return False
 
     def _write(self, conn, outbox: queue.SimpleQueue) -> None:
         """Blocking sends: a full pipe waits here until the core reads. Ends (closing the pipe) at None."""
