@@ -31,3 +31,15 @@ def test_the_windowed_stop_search_finds_what_a_whole_text_search_finds(tiny, tex
     assert (gen.text, gen.finish_reason) == (expected_text, expected_reason)
     if expected_reason is None:
         assert sent == expected_text  # streamed pieces add up to the text
+
+
+def streamed(tokenizer, ids) -> str:
+    gen = Generation(tokenizer, [])
+    return "".join(gen.add([t], i == len(ids) - 1) for i, t in enumerate(ids))
+
+
+@settings(max_examples=300, deadline=None)
+@given(ids=st.lists(st.integers(0, 258), max_size=60))
+def test_the_pieces_streamed_add_up_to_the_whole_decoded_text(tiny, ids):
+    """Any bytes, broken UTF-8 included: decoding only what is new gives what decoding everything gives."""
+    assert streamed(tiny.tokenizer, ids) == tiny.tokenizer.decode(ids)

