@@ -60,29 +60,23 @@ class Mark:
 
 @dataclass(frozen=True)
 class PolicySubmission:
-    """A graded policy as the challenge page hands it to the store."""
+    """A graded policy as the challenge page hands it to the store: the grade's figures on the class's hidden
+    seeds (every axis of engine/lab/challenge_score.py). No targets: the class's are the store's."""
     policy_key: str
     victim_key: str
     preemptive: bool
     anonymous: bool
-    figures: dict  # the grade's per-axis figures
-    targets_met: int
-    slo_attainment: float
-    throughput_vs_fcfs: float
-    worst_class_slowdown: float
+    figures: dict
 
 
 @dataclass(frozen=True)
 class LeaderboardRow:
     """One student's best policy submission. `name` is None when they chose to be anonymous; `policy_key` is
-    None unless the reader may see it (the instructor, or the student it belongs to)."""
+    None unless the reader may see it (the instructor, or the student it belongs to). Of the hidden seeds' figures
+    only the score: the per-axis detail stays in the store."""
     rank: int
     name: str | None
-    figures: dict
-    targets_met: int
-    slo_attainment: float
-    throughput_vs_fcfs: float
-    worst_class_slowdown: float
+    score: float  # 0..100 against the class's targets now
     policy_key: str | None
     victim_key: str | None
     preemptive: bool | None  # with the text: None where the text is hidden

@@ -2,8 +2,8 @@
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
                         UniqueConstraint)
 
-SCHEMA_VERSION = 4  # 2: self_assessments and marks (explanations judged by people); 3: policy_submissions;
-# 4: instructor_sessions, passcode_failures, server_secrets
+SCHEMA_VERSION = 6  # 2: self_assessments and marks (explanations judged by people); 3: policy_submissions;
+# 4: instructor_sessions, passcode_failures, server_secrets; 6: challenge_targets, challenge_claims
 TOKEN_LEN = 22  # secrets.token_urlsafe(16)
 ID_LEN = 200
 
@@ -128,6 +128,23 @@ policy_submissions = Table(  # the policy challenge: every graded submission; th
     Column("worst_class_slowdown", Float, nullable=False),
     Column("at", Float, nullable=False),
     Index("ix_policy_submissions_token", "token"),
+)
+
+challenge_targets = Table(  # the policy challenge's targets an instructor set for a class (none: the defaults)
+    "challenge_targets", metadata,
+    Column("class_code", String(ID_LEN), primary_key=True),
+    Column("targets", Text, nullable=False),  # JSON {axis: target}, every axis of engine/lab/challenge_score.py
+    Column("at", Float, nullable=False),
+)
+
+challenge_claims = Table(  # one row per graded submission asked for, taken before its grading: the pace counts these
+    "challenge_claims", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("token", String(TOKEN_LEN), ForeignKey("students.token", ondelete="CASCADE"), nullable=False),
+    Column("class_code", String(ID_LEN), nullable=False),  # the student's class when they asked
+    Column("at", Float, nullable=False),
+    Index("ix_challenge_claims_token", "token", "at"),
+    Index("ix_challenge_claims_class", "class_code", "at"),
 )
 
 server_secrets = Table(  # random values made once and shared by every replica on this database

@@ -26,6 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from . import aggregates, checks
+from .challenge_pace import ChallengePace
 from .errors import StorageError, reconnecting
 from .instructors import InstructorSessions
 from .polls import Polls
@@ -98,7 +99,7 @@ def _sqlite_pragmas(engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
 
-class Store(Reviews, Submissions, InstructorSessions, Polls):
+class Store(Reviews, Submissions, ChallengePace, InstructorSessions, Polls):
     """One per process (see classroom.get_store). Every refused input raises StorageError(code, **params)."""
 
     schema_version = SCHEMA_VERSION
@@ -192,7 +193,7 @@ class Store(Reviews, Submissions, InstructorSessions, Polls):
                              .on_conflict_do_nothing(index_elements=["id"]))
             elif found > SCHEMA_VERSION:
                 raise StorageError("newer_schema", found=found, supported=SCHEMA_VERSION)
-            elif found < SCHEMA_VERSION:  # 1 -> 2 -> 3 -> 4 only added tables, which create_all has just made
+            elif found < SCHEMA_VERSION:  # 1 -> 2 -> 3 -> 4 and 6 only added tables, which create_all has just made
                 conn.execute(update(schema_meta).where(schema_meta.c.id == 1).values(version=SCHEMA_VERSION))
 
     def _known(self, conn, token: str) -> str:

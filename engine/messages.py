@@ -98,8 +98,6 @@ MESSAGES: dict[str, str] = {
     "trace.params_not_objects": "line {line}: request {request_id}: sampling_params and slo must be JSON objects",
     "trace.slo_value": "line {line}: request {request_id}: slo.{name} must be a number from 0 to {limit} or null",
     "trace.request_invalid": "line {line}: request {request_id}: {detail}",
-    # the policy challenge (engine/lab/challenge.py)
-    "challenge.seeds": "{name} must be two seeds, such as 1234,5678 (got {value!r})",
     # models and loaders
     "model.unknown": "no model named {name!r}: use one of {choices}, a .gguf file, or a folder with config.json "
                      "and *.safetensors",

@@ -4,7 +4,7 @@ import streamlit as st
 
 from ui.instructor import class_view, passcode, review
 from ui.instructor.access import store, unlocked
-from ui.practice import challenge_grade, tournament
+from ui.practice import challenge_grade, challenge_targets, tournament
 from ui.shell.i18n import t
 
 st.title(t("cv.title"))
@@ -21,5 +21,6 @@ else:
         st.fragment(class_view.live, run_every=class_view.REFRESH_S)(db, code, show_names)
         review.explanations(db, code, show_names)
         st.subheader(t("ch.board.instructor_title"))
+        challenge_targets.form(db, code)
         challenge_grade.instructor_board(db, code)
         tournament.show(db, code)

@@ -21,10 +21,9 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-# One passcode and one pair of hidden challenge seeds for every lab server the tests start: set before the server
-# starts, so the server and the tests agree on them.
+# One passcode for every lab server the tests start: set before the server starts, so the server and the tests
+# agree on it.
 PASSCODE = "room 101 passcode"
-CHALLENGE_SEEDS = ("554433", "221100")
 
 
 def worker() -> str:
@@ -41,7 +40,7 @@ def serve(cache_dir: Path, name: str = "lab", env: dict[str, str] | None = None)
     # SERVING_LAB_DB (a temporary file, set by conftest.py) goes with the environment: the server stores there.
     # One torch thread, as in the tests' own process: two cores shared by the server, chromium and pytest.
     env = {**os.environ, "SERVING_LAB_CACHE": str(cache_dir), "SERVING_LAB_PASSCODE": PASSCODE,
-           "SERVING_LAB_CHALLENGE_SEEDS": ",".join(CHALLENGE_SEEDS), "OMP_NUM_THREADS": "1", **(env or {})}
+           "OMP_NUM_THREADS": "1", **(env or {})}
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / f"server-{worker()}-{name}.log", "w")  # the server's own output, for when a test fails
     proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--server.port", str(port), "--server.address",

@@ -1,13 +1,16 @@
 """The policy challenge in a real browser, zh and en: a student writes a key with a typo and sees its message at its
-line and column, fixes it, runs it beside FCFS, submits it, and appears with it on the instructor's leaderboard.
+line and column, fixes it, runs it beside FCFS, submits it (a score alone, never the class's hidden seeds), and
+appears with it on the instructor's leaderboard.
 Screenshots at 1440x900 and 1280x720: tests/artifacts/challenge-*.png."""
 import uuid
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE, CHALLENGE_SEEDS as HIDDEN
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE
 
 from classroom import get_store
+from engine.lab.challenge import hidden_seeds
+from ui.practice.challenge import SECRET
 from ui.shell.i18n import STRINGS_FILE
 
 pytestmark = pytest.mark.browser
@@ -74,8 +77,9 @@ def test_a_student_writes_runs_and_submits_a_key_and_the_instructor_sees_it(brow
     board = student.get_by_text(s("ch.board.title", lang, code=code), exact=True)
     board.wait_for(timeout=30_000)
     shoot(student, f"3-submitted-{lang}", student.get_by_text(s("ch.hidden_grade", lang), exact=True))
-    body = student.inner_text("body")
-    assert all(seed not in body and seed not in student.content() for seed in HIDDEN)
+    body, html = student.inner_text("body"), student.content()
+    hidden = [str(seed) for seed in hidden_seeds(get_store().server_secret(SECRET), code)]
+    assert all(seed not in body and seed not in html for seed in hidden)
     assert_no_errors(student)
 
     instructor = new_page(browser, lang, 1440, 900)

@@ -1,55 +1,39 @@
-"""The policy challenge's workload and grading: measured on real runs, the hidden seeds the same for every student
-and never in what a grade carries."""
+"""The policy challenge's workload and grading: measured on real runs, the hidden seeds drawn per class with the
+server's secret and never in what a grade carries, memory graded beside the SLOs, and a score that a rule serving
+one axis alone does not win."""
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from engine.lab import challenge
-from engine.lab.challenge import PUBLIC_SEED, fcfs_run, grade_key, grade_runs, hidden_seeds, run_key
+from engine.lab.challenge import PUBLIC_SEED, SEED_POOL, fcfs_run, grade_key, grade_runs, hidden_seeds, run_key
+from engine.lab.challenge_score import DEFAULT_TARGETS, FLOORS, points, score
 
 SUPPORT_FIRST = "0 if request_class == 'support' else (1 if request_class == 'chat' else 2)"
-ROOT = Path(__file__).resolve().parent.parent
+SECRET = "a-server-secret-for-the-tests"
+# (order key, victim key, preemptive)
+SHORT_FIRST = ("num_prompt_tokens + max_tokens", "", False)
+SHORT_FIRST_PREEMPTING = ("num_prompt_tokens + max_tokens", "", True)
+EDF = ("deadline", "tokens_left", True)  # the page's EDF example
+# the first token's SLO first, then the shortest; preempting, but evicting what costs least to compute again
+TRADE_OFF = ("ttft_slo + tokens_left / 8", "-(num_prompt_tokens + num_output_tokens)", True)
 
 
-@pytest.fixture
-def seeds_file(tmp_path, monkeypatch):
-    monkeypatch.delenv(challenge.SEEDS_ENV, raising=False)
-    monkeypatch.setattr(challenge, "SEEDS_FILE", tmp_path / "data" / "challenge-seeds.json")
-    return challenge.SEEDS_FILE
+def test_each_class_draws_its_own_hidden_seeds_from_the_pool_with_the_servers_secret():
+    codes = [f"class-{i}" for i in range(60)] + ["", "cs-101"]
+    drawn = {code: hidden_seeds(SECRET, code) for code in codes}
+    assert all(hidden_seeds(SECRET, code) == pair for code, pair in drawn.items())  # the same every time
+    seeds = [seed for pair in drawn.values() for seed in pair]
+    assert len(set(seeds)) == len(seeds), "two classes share a seed"
+    assert all(seed in SEED_POOL and seed != PUBLIC_SEED for seed in seeds)
+    assert hidden_seeds("another server's secret", "cs-101") != drawn["cs-101"]
 
 
-def test_the_hidden_seeds_are_drawn_once_and_the_same_for_every_student_and_process(seeds_file):
-    first = hidden_seeds()
-    assert hidden_seeds() == first and PUBLIC_SEED not in first and first[0] != first[1]
-    other_process = subprocess.run(
-        [sys.executable, "-c", "from engine.lab import challenge; from pathlib import Path; "
-         f"challenge.SEEDS_FILE = Path({str(seeds_file)!r}); print(*challenge.hidden_seeds())"],
-        capture_output=True, text=True, cwd=ROOT, check=True)
-    assert tuple(int(x) for x in other_process.stdout.split()) == first
-
-
-def test_replicas_share_the_seeds_through_the_environment(seeds_file, monkeypatch):
-    monkeypatch.setenv(challenge.SEEDS_ENV, "1234, 5678")
-    assert hidden_seeds() == (1234, 5678) and not seeds_file.exists()
-
-
-@pytest.mark.parametrize("value", ["1234", "a,b", "1,2,3", "-5,6"])
-def test_misconfigured_seeds_are_refused_with_what_to_write(seeds_file, monkeypatch, value):
-    from engine.messages import ConfigError
-
-    monkeypatch.setenv(challenge.SEEDS_ENV, value)
-    with pytest.raises(ConfigError, match="two seeds, such as 1234,5678"):
-        hidden_seeds()
-
-
-def test_a_grade_carries_figures_and_never_a_hidden_seed(random_small, monkeypatch):
-    monkeypatch.setenv(challenge.SEEDS_ENV, "318407, 926151")
-    grade = grade_key(random_small, "num_prompt_tokens + max_tokens")
+def test_a_grade_carries_figures_and_never_a_hidden_seed(random_small):
+    seeds = hidden_seeds(SECRET, "cs-101")
+    grade = grade_key(random_small, "num_prompt_tokens + max_tokens", seeds)
     text = json.dumps(grade.to_dict())
-    assert grade.num_runs == 2 and "318407" not in text and "926151" not in text
+    assert grade.num_runs == 2 and not any(str(seed) in text for seed in seeds)
     assert "seed" not in text
 
 
@@ -69,18 +53,47 @@ def test_choices_matter_and_the_grade_says_who_paid(random_small):
     assert grade.payers[0].extra == max(waited[r] - waited_fcfs[r] for r in waited)
 
 
+
+
 def test_fcfs_written_as_a_key_scores_exactly_as_fcfs(random_small):
-    grade = grade_key(random_small, "arrival_step", seeds=(PUBLIC_SEED,))
-    assert grade.throughput_vs_fcfs == 1.0 and not grade.payers
+    grade = grade_key(random_small, "arrival_step", (PUBLIC_SEED,))
+    assert grade.throughput_vs_fcfs == 1.0 and not grade.payers and grade.preemptions == grade.preemptions_fcfs
     assert grade.slo_by_class == grade.slo_by_class_fcfs and grade.jain == grade.jain_fcfs
 
 
-def test_the_leaderboard_order_puts_more_targets_met_first(random_small):
+def test_memory_is_graded_from_the_runs_preemptions(random_small):
+    """Preempting for every shorter arrival meets SLOs that FCFS misses, and pays in memory (requests evicted and
+    prefilled again): the grade counts the preemptions the run made, against the class's target."""
+    mine = run_key(random_small, PUBLIC_SEED, "num_prompt_tokens + max_tokens", preemptive=True)
     fcfs = fcfs_run(random_small, PUBLIC_SEED)
-    grades = {key: grade_runs([(run_key(random_small, PUBLIC_SEED, key, preemptive=True), fcfs)])
-              for key in ("arrival_step", "deadline", SUPPORT_FIRST)}
-    ranked = sorted(grades, key=lambda k: grades[k].rank_key())
-    met = [sum(grades[k].met().values()) for k in ranked]
-    assert met == sorted(met, reverse=True)
-    targets_tight = grade_runs([(fcfs, fcfs)], targets={"slo_attainment": 1.0})
-    assert not targets_tight.met()["slo_attainment"]
+    grade = grade_runs([(mine, fcfs)])
+    assert grade.preemptions == mine.summary["preemptions"] > fcfs.summary["preemptions"] == grade.preemptions_fcfs
+    assert grade.slo_attainment > grade.slo_attainment_fcfs
+    assert not grade.met()["preemptions"] and points(grade.axes(), grade.targets)["preemptions"] < 1
+    strict = grade_runs([(mine, fcfs)], {**DEFAULT_TARGETS, "preemptions": 0.0})
+    assert strict.targets["preemptions"] == 0.0 and strict.score() <= grade.score()
+
+
+def test_the_default_targets_are_reachable_and_the_score_rewards_the_trade_off(random_small):
+    """On the public seed: a rule that weighs the first token's SLO against memory meets every default target;
+    FCFS, shortest first (preempting or not) and EDF each miss one and score below it."""
+    fcfs = fcfs_run(random_small, PUBLIC_SEED)
+    grades = {name: grade_runs([(run_key(random_small, PUBLIC_SEED, key, victim or None, preemptive), fcfs)])
+              for name, (key, victim, preemptive) in {"short_first": SHORT_FIRST, "edf": EDF,
+                                                       "short_first_preempting": SHORT_FIRST_PREEMPTING,
+                                                       "trade_off": TRADE_OFF}.items()}
+    grades["fcfs"] = grade_runs([(fcfs, fcfs)])
+    assert all(grades["trade_off"].met().values()), grades["trade_off"].axes()
+    for name in ("fcfs", "short_first", "short_first_preempting", "edf"):
+        assert not all(grades[name].met().values()) and grades[name].score() < grades["trade_off"].score(), name
+    assert grades["short_first_preempting"].slo_attainment >= grades["trade_off"].slo_attainment  # an axis alone
+
+
+def test_points_are_one_at_the_target_zero_at_the_floor_and_linear_between():
+    assert score(DEFAULT_TARGETS, DEFAULT_TARGETS) == 100.0
+    assert score(FLOORS, DEFAULT_TARGETS) == 0.0
+    halfway = {axis: (DEFAULT_TARGETS[axis] + FLOORS[axis]) / 2 for axis in DEFAULT_TARGETS}
+    assert score(halfway, DEFAULT_TARGETS) == pytest.approx(50.0)
+    assert score({**DEFAULT_TARGETS, "slo_attainment": 1.0}, DEFAULT_TARGETS) == 100.0  # beyond earns no more
+    assert points({}, DEFAULT_TARGETS) == {axis: 0.0 for axis in DEFAULT_TARGETS}
+    assert challenge.Grade.__dataclass_fields__["targets"]  # a grade keeps the targets it was scored against

@@ -1,36 +1,35 @@
 """The policy challenge: one workload where choices matter, graded on measured figures against FCFS.
 
-    grade = grade_key(loaded, "waited - 0.1 * max_tokens")            # the hidden seeds: a submission
-    trial = grade_key(loaded, "waited - 0.1 * max_tokens", seeds=(PUBLIC_SEED,))  # the public seed: developing
+    seeds = hidden_seeds(secret, "cs-101")                          # a class's two, from the server's secret
+    grade = grade_key(loaded, "waited - 0.1 * max_tokens", seeds)    # a submission, on them
+    trial = grade_key(loaded, "waited - 0.1 * max_tokens", (PUBLIC_SEED,))  # developing, on the public seed
 
 Chat, reports and a support bot share too little KV memory for all of them, so a rule decides who waits.
 Every figure comes from real runs of the engine: SLO attainment per class, throughput (tokens per step)
-relative to FCFS on the same requests, the worst class's mean slowdown, Jain's index over slowdown, and
-who paid for the rule (the requests whose waiting grew most against FCFS). Step-based figures, so a seed
-reproduces every number exactly.
+relative to FCFS on the same requests, the worst class's mean slowdown, Jain's index over slowdown, the
+preemptions a run needed (what the rule cost in memory: each one's KV blocks freed, its tokens computed
+again), and who paid for the rule (the requests whose waiting grew most against FCFS). Step-based figures,
+so a seed reproduces every number exactly. engine/lab/challenge_score.py turns them into the score.
 
-The two hidden seeds are the same for every student and stay on the server: SERVING_LAB_CHALLENGE_SEEDS
-("1234,5678", for several replicas), else a file data/challenge-seeds.json drawn once. A Grade holds
-figures only, never a seed.
+A class's hidden seeds are drawn from SEED_POOL by a keyed hash of its code: the same for every student of the
+class and every replica (the secret is the server's, kept in its database), another pair for another class,
+and none computable without the secret. A Grade holds figures only, never a seed.
 """
 from __future__ import annotations
 
-import json
-import os
-import secrets
+import hashlib
+import hmac
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from engine.config import EngineConfig
+from engine.lab import challenge_score
 from engine.lab.experiment import RunResult, run_requests, workload_requests
 from engine.lab.metrics import ideal_steps, request_metrics
-from engine.messages import ConfigError
 from engine.lab.workload import Arrivals, Lengths, RequestClassSpec, Workload
 from engine.models.loaded import LoadedModel
 
 PUBLIC_SEED = 7
-SEEDS_ENV = "SERVING_LAB_CHALLENGE_SEEDS"
-SEEDS_FILE = Path(__file__).resolve().parents[2] / "data" / "challenge-seeds.json"
+SEED_POOL = range(1_000, 1_000 + 2**30)  # the hidden seeds' pool: a class's pair is drawn from it
 
 # Small enough for a run in seconds on a CPU; 28 blocks of 16 (448 token slots) for 4 slots of up to 256 tokens
 CHALLENGE = Workload("policy-challenge", (
@@ -42,32 +41,18 @@ CHALLENGE = Workload("policy-challenge", (
                      Arrivals("poisson", rate=0.15, start_step=6), priority=1, ttft_slo_steps=5),
 ), engine_hints={"max_num_seqs": 4, "num_blocks": 28, "block_size": 16, "max_num_batched_tokens": 128})
 
-# The challenge's targets, where the student set no goal of their own in the worksheet's Task 4
-DEFAULT_TARGETS = {"slo_attainment": 0.8, "throughput_vs_fcfs": 0.95, "worst_class_slowdown": 4.0, "jain": 0.6}
-
 
 def challenge_config(**settings) -> EngineConfig:
     return EngineConfig(**{**CHALLENGE.engine_hints, **settings})
 
 
-def hidden_seeds() -> tuple[int, int]:
-    """The submission's seeds: the same for everyone on this server, never shown."""
-    text = os.environ.get(SEEDS_ENV, "").strip()
-    if text:
-        parts = [part.strip() for part in text.split(",")]
-        if len(parts) != 2 or not all(part.isdigit() for part in parts):
-            raise ConfigError("challenge.seeds", name=SEEDS_ENV, value=text)
-        return int(parts[0]), int(parts[1])
-    if not SEEDS_FILE.exists():
-        SEEDS_FILE.parent.mkdir(parents=True, exist_ok=True)
-        drawn = json.dumps([PUBLIC_SEED + 1 + secrets.randbelow(10**9) for _ in range(2)])
-        try:
-            with SEEDS_FILE.open("x") as f:  # exclusive: two sessions drawing at once keep the first
-                f.write(drawn)
-        except FileExistsError:
-            pass
-    a, b = json.loads(SEEDS_FILE.read_text())
-    return int(a), int(b)
+def hidden_seeds(secret: str, class_code: str) -> tuple[int, int]:
+    """The class's two seeds for submissions: from the pool, by HMAC-SHA256 of the class code under the server's
+    secret (never shown; two classes draw their own pairs, the public seed is never one of them)."""
+    digest = hmac.new(secret.encode(), f"policy-challenge:{class_code}".encode(), hashlib.sha256).digest()
+    first = int.from_bytes(digest[:8], "big") % len(SEED_POOL)
+    second = (first + 1 + int.from_bytes(digest[8:16], "big") % (len(SEED_POOL) - 1)) % len(SEED_POOL)  # != first
+    return SEED_POOL[first], SEED_POOL[second]
 
 
 @dataclass
@@ -94,6 +79,8 @@ class Grade:
     worst_class_slowdown_fcfs: float
     jain: float
     jain_fcfs: float
+    preemptions: float  # per run: requests evicted from KV memory (their blocks freed, their tokens computed again)
+    preemptions_fcfs: float
     targets: dict[str, float]
     payers: list[Payer] = field(default_factory=list)
     num_runs: int = 0
@@ -102,22 +89,25 @@ class Grade:
     def slo_attainment(self) -> float:
         return sum(self.slo_by_class.values()) / len(self.slo_by_class)
 
-    def met(self) -> dict[str, bool]:
-        t = self.targets
-        return {"slo_attainment": self.slo_attainment >= t["slo_attainment"],
-                "throughput_vs_fcfs": self.throughput_vs_fcfs >= t["throughput_vs_fcfs"],
-                "worst_class_slowdown": self.worst_class_slowdown <= t["worst_class_slowdown"],
-                "jain": self.jain >= t["jain"]}
+    @property
+    def slo_attainment_fcfs(self) -> float:
+        return sum(self.slo_by_class_fcfs.values()) / len(self.slo_by_class_fcfs)
 
-    def rank_key(self) -> tuple:
-        """Leaderboard order, best first when sorted ascending: targets met, then SLOs, then throughput."""
-        return (-sum(self.met().values()), -round(self.slo_attainment, 6), -round(self.throughput_vs_fcfs, 6),
-                round(self.worst_class_slowdown, 6))
+    def axes(self) -> dict[str, float]:
+        """The scored figures, by axis (challenge_score.AXES)."""
+        return {axis: getattr(self, axis) for axis in challenge_score.AXES}
+
+    def met(self) -> dict[str, bool]:
+        return challenge_score.met(self.axes(), self.targets)
+
+    def score(self) -> float:
+        return challenge_score.score(self.axes(), self.targets)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["slo_attainment"] = self.slo_attainment
         d["met"] = self.met()
+        d["score"] = self.score()
         return d
 
 
@@ -167,7 +157,8 @@ def grade_runs(pairs: list[tuple[RunResult, RunResult]], targets: dict[str, floa
                num_payers: int = 5) -> Grade:
     """Grade (student run, FCFS run) pairs of the same requests: each figure averaged over the pairs."""
     n = len(pairs)
-    slo, slo_fcfs, slow, slow_fcfs, ratio, jain, jain_fcfs, payers = {}, {}, {}, {}, 0.0, 0.0, 0.0, []
+    slo, slo_fcfs, slow, slow_fcfs, payers = {}, {}, {}, {}, []
+    ratio = jain = jain_fcfs = preempted = preempted_fcfs = 0.0
     for run_no, (mine, fcfs) in enumerate(pairs, start=1):
         for into, (classes, slowdowns) in ((slo, _class_figures(mine)), (slo_fcfs, _class_figures(fcfs))):
             for c, v in classes.items():
@@ -178,6 +169,8 @@ def grade_runs(pairs: list[tuple[RunResult, RunResult]], targets: dict[str, floa
         ratio += mine.summary["throughput_tok_per_step"] / fcfs.summary["throughput_tok_per_step"] / n
         jain += (mine.summary["fairness_jain"] or 0.0) / n
         jain_fcfs += (fcfs.summary["fairness_jain"] or 0.0) / n
+        preempted += mine.summary["preemptions"] / n
+        preempted_fcfs += fcfs.summary["preemptions"] / n
         waited, waited_fcfs = waiting_steps(mine), waiting_steps(fcfs)
         classes = {r.request_id: r.request_class for r in mine.requests}
         named = (lambda rid: rid) if n == 1 else (lambda rid, k=run_no: f"{k}·{rid}")  # ids repeat across seeds
@@ -185,13 +178,13 @@ def grade_runs(pairs: list[tuple[RunResult, RunResult]], targets: dict[str, floa
                    if rid in waited_fcfs and w > waited_fcfs[rid]]
     worst = max(slow, key=slow.get)
     payers.sort(key=lambda p: (-p.extra, p.request_id))
-    return Grade(slo, slo_fcfs, ratio, slow[worst], worst, max(slow_fcfs.values()), jain, jain_fcfs,
-                 {**DEFAULT_TARGETS, **(targets or {})}, payers[:num_payers], n)
+    return Grade(slo, slo_fcfs, ratio, slow[worst], worst, max(slow_fcfs.values()), jain, jain_fcfs, preempted,
+                 preempted_fcfs, challenge_score.targets_or_default(targets), payers[:num_payers], n)
 
 
-def grade_key(loaded: LoadedModel, policy_key: str, victim_key: str | None = None, preemptive: bool = False,
-              seeds: tuple[int, ...] | None = None, targets: dict[str, float] | None = None) -> Grade:
-    """The student's key on the hidden seeds (a submission), or on the seeds given (the public one)."""
-    seeds = hidden_seeds() if seeds is None else seeds
+def grade_key(loaded: LoadedModel, policy_key: str, seeds: tuple[int, ...], victim_key: str | None = None,
+              preemptive: bool = False, targets: dict[str, float] | None = None) -> Grade:
+    """The student's key on the seeds given: a class's hidden pair (a submission) or the public one; the class's
+    targets (the defaults where None)."""
     pairs = [(run_key(loaded, seed, policy_key, victim_key, preemptive), fcfs_run(loaded, seed)) for seed in seeds]
     return grade_runs(pairs, targets)

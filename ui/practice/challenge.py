@@ -1,12 +1,16 @@
 """The policy challenge: the student writes a priority key, sees it run beside FCFS and a built-in on the public
-seed, and submits it for grading on the hidden seeds (which never leave the server: only figures come back)."""
+seed with every axis of its grade, and submits it, paced, for grading on their class's hidden seeds: of those only
+the score reaches the page (the seeds and the per-axis figures stay on the server and in the store)."""
 from __future__ import annotations
+
+import math
 
 import streamlit as st
 
 from classroom import PolicySubmission
-from engine.lab.challenge import PUBLIC_SEED, builtin_run, fcfs_run, grade_key, grade_runs, run_key
-from engine.messages import ConfigError
+from classroom.challenge_pace import CLASS_PER_HOUR, SUBMIT_GAP_S
+from engine.lab.challenge import PUBLIC_SEED, builtin_run, fcfs_run, grade_key, grade_runs, hidden_seeds, run_key
+from engine.lab.challenge_score import DEFAULT_TARGETS
 from engine.policy_key import MAX_KEY_CHARS, PolicyKeyError, compile_key
 from engine.policy_key import FIELDS as POLICY_KEY_FIELDS
 from lessons import page_slugs as slugs
@@ -15,14 +19,14 @@ from ui.labs.models import get_model
 from ui.playback.player import player, show_end
 from ui.practice import challenge_grade
 from ui.progress import saved as progress
-from ui.progress import worksheet_state
 from ui.shell.i18n import choice, engine_message, t
 from ui.views import results, slots
 
 PAGE = slugs.CHALLENGE
 KEY, VICTIM, PREEMPTIVE = f"{PAGE}.key", f"{PAGE}.victim", f"{PAGE}.preemptive"
 COMPARE, ANONYMOUS, EXAMPLE = f"{PAGE}.compare", f"{PAGE}.anonymous", f"{PAGE}.example"
-ERROR, TRIAL, SUBMITTED = f"{PAGE}.error", f"{PAGE}.trial", f"{PAGE}.submitted"
+ERROR, TRIAL, SUBMITTED = f"{PAGE}.error", f"{PAGE}.trial", f"{PAGE}.submitted"  # SUBMITTED: a score, no more
+SECRET = "policy-challenge-seeds"  # the server secret a class's hidden seeds are drawn with
 BUILTINS = ("sjf", "priority", "edf")  # the one shown beside the student's key and FCFS
 # starting points: (order key, victim key, preemptive)
 EXAMPLES = {
@@ -89,6 +93,17 @@ def show_refusal(which: str, text: str, error: PolicyKeyError) -> None:
         st.code(f"{line}\n{' ' * (params['column'] - 1)}^", language=None)
 
 
+def class_code() -> str:
+    me = progress.me()
+    return (me.class_code if me else "") or ""
+
+
+def class_targets() -> dict[str, float]:
+    """The targets of the student's class, set by the instructor (the defaults where unset or unreadable)."""
+    code = class_code()
+    return progress.with_store(lambda db: db.challenge_targets(code)) or dict(DEFAULT_TARGETS)
+
+
 def run_beside(key: str, victim: str, preemptive: bool) -> None:
     """The key on the public seed, run to the end here (a key that fails stops here, with its message), beside
     FCFS and the chosen built-in on the same requests (those two made once for every student); the views play
@@ -100,37 +115,39 @@ def run_beside(key: str, victim: str, preemptive: bool) -> None:
         ss[ERROR] = ("key", e)
         return
     fcfs = fcfs_run(loaded, PUBLIC_SEED)
-    ss[TRIAL] = grade_runs([(trial, fcfs)], own_targets())
+    ss[TRIAL] = grade_runs([(trial, fcfs)], class_targets())
     shown = experiments.show_recorded(PAGE, [("key", trial), ("fcfs", fcfs),
                                              (ss[COMPARE], builtin_run(loaded, PUBLIC_SEED, ss[COMPARE]))])
     show_end(PAGE, shown)
 
 
 def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
-    """Graded on the hidden seeds and stored; the page gets the grade's figures, never a seed."""
+    """If the pace allows (the store counts it), graded on the class's hidden seeds and stored; the page keeps
+    the score alone."""
+    ss.pop(SUBMITTED, None)
     tok = progress.token(create=True)
-    if not tok:
+    secret = progress.with_store(lambda db: db.server_secret(SECRET)) if tok else None
+    if not tok or secret is None:
         st.error(t("ch.no_store"))
         return
+    wait = progress.with_store(lambda db: db.claim_submission(tok))
+    if wait is None:
+        return
+    if wait > 0:
+        st.warning(t("ch.paced", minutes=math.ceil(wait / 60), gap=round(SUBMIT_GAP_S / 60),
+                     per_hour=CLASS_PER_HOUR))
+        return
     try:
-        grade = grade_key(get_model(models.chosen()), key, victim or None, preemptive, targets=own_targets())
+        grade = grade_key(get_model(models.chosen()), key, hidden_seeds(secret, class_code()), victim or None,
+                          preemptive, class_targets())
     except PolicyKeyError as e:
         ss[ERROR] = ("key", e)
         return
-    except ConfigError as e:  # the server's hidden seeds are misconfigured: the student can do nothing but tell
-        st.error(t("err.config", msg=engine_message(e)))
-        return
-    graded = PolicySubmission(key, victim, preemptive, anonymous, grade.to_dict(), sum(grade.met().values()),
-                              grade.slo_attainment, grade.throughput_vs_fcfs, grade.worst_class_slowdown)
-    stored = progress.with_store(lambda db: db.submit_policy(tok, graded))
+    stored = progress.with_store(lambda db: db.submit_policy(tok, PolicySubmission(key, victim, preemptive,
+                                                                                   anonymous, grade.to_dict())))
     if stored is not None:
-        ss[SUBMITTED] = grade
+        ss[SUBMITTED] = round(grade.score(), 1)
         progress.milestone("policy-submitted")
-
-
-def own_targets() -> dict[str, float]:
-    """The targets of the student's Task 4 goal, where they set one."""
-    return challenge_grade.goal_targets(worksheet_state.answers().get(challenge_grade.GOAL_TASK, {}))
 
 
 def title(run) -> str:
@@ -181,5 +198,6 @@ def _results() -> None:
             results.summary_table(runs)
     if SUBMITTED in ss:
         st.subheader(t("ch.hidden_grade"))
-        challenge_grade.show(ss[SUBMITTED], f"{PAGE}.hidden")
+        st.markdown(t("ch.hidden_score", score=f"{ss[SUBMITTED]:.1f}"))
+    st.caption(t("ch.pace", gap=round(SUBMIT_GAP_S / 60), per_hour=CLASS_PER_HOUR))
     challenge_grade.class_board()
