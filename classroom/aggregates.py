@@ -15,28 +15,38 @@ def _hashable(answer_text: str):
     return value if isinstance(value, (str, int, float, bool, type(None))) else answer_text
 
 
-def _first_and_latest(rows, item, attempt, current) -> tuple[dict, dict]:
-    """The rows of each student's first attempt at each item, and those of the attempt the student is in now:
-    (token, item) -> rows. A retake (start over, a new quiz attempt) adds to `latest` and never changes `first`."""
+def _attempt_of(rows, latest: bool) -> dict:
+    """(token, item) -> the rows of one attempt: each student's first attempt at the item, or (`latest`) the
+    attempt the student is in now (no entry when it has none of that item). Rows carry `item`, `attempt` and
+    `now` (the student's current attempt). A retake (start over, a new quiz attempt) never changes the first."""
     by: dict = defaultdict(lambda: defaultdict(list))
     now: dict = {}
     for row in rows:
-        by[(row.token, item(row))][attempt(row)].append(row)
-        now[row.token] = current(row)
-    first = {key: attempts[min(attempts)] for key, attempts in by.items()}
-    latest = {key: attempts[now[key[0]]] for key, attempts in by.items() if now[key[0]] in attempts}
-    return first, latest
+        by[(row.token, row.item)][row.attempt].append(row)
+        now[row.token] = row.now
+    if latest:
+        return {key: attempts[now[key[0]]] for key, attempts in by.items() if now[key[0]] in attempts}
+    return {key: attempts[min(attempts)] for key, attempts in by.items()}
 
 
-def _quiz_figures(tries: dict) -> dict:
-    """Per question, over one attempt of each student: the first tries' answers, how many students got it right
-    on the first or the second try, and how many answered at all."""
+def class_quiz(conn, class_code: str, latest: bool = False) -> dict:
+    """Per question, over each student's first attempt at it (or, `latest`, over the quiz attempt each student is
+    in now): the first tries' answers, how many students got it right on the first or the second try, and how
+    many answered at all."""
+    rows = conn.execute(
+        select(quiz_answers.c.token, quiz_answers.c.question_id.label("item"),
+               quiz_answers.c.quiz_attempt.label("attempt"), students.c.quiz_attempt.label("now"),
+               quiz_answers.c.try_no, quiz_answers.c.answer, quiz_answers.c.correct)
+        .join(students, students.c.token == quiz_answers.c.token)
+        .where(students.c.class_code == class_code)
+        .order_by(quiz_answers.c.question_id, quiz_answers.c.try_no)
+    ).all()
     out: dict = {}
-    for (_, qid), rows in sorted(tries.items(), key=lambda kv: kv[0][1]):
+    for (_, qid), tries in sorted(_attempt_of(rows, latest).items(), key=lambda kv: kv[0][1]):
         entry = out.setdefault(qid, {"answers": Counter(), "first_try_correct": 0, "second_try_correct": 0,
                                      "students": 0})
         entry["students"] += 1
-        by_try = {r.try_no: r for r in rows}
+        by_try = {r.try_no: r for r in tries}
         if 1 in by_try:
             entry["answers"][_hashable(by_try[1].answer)] += 1
         if 1 in by_try and by_try[1].correct:
@@ -46,28 +56,17 @@ def _quiz_figures(tries: dict) -> dict:
     return out
 
 
-def class_quiz(conn, class_code: str) -> dict:
-    """Per question, over each student's first attempt at it: the first tries' answers, how many students got it
-    right on the first or the second try, and how many answered at all; under "latest", the same over the quiz
-    attempt each student is in now (a student with no answer to it there is not counted)."""
+def class_worksheets(conn, class_code: str, latest: bool = False) -> dict:
+    """Per task, over each student's first attempt at it (or, `latest`, over the attempt each student is in now):
+    how many submitted, how many completed it, and how many met each part."""
     rows = conn.execute(
-        select(quiz_answers.c.token, quiz_answers.c.question_id, quiz_answers.c.quiz_attempt, quiz_answers.c.try_no,
-               quiz_answers.c.answer, quiz_answers.c.correct, students.c.quiz_attempt.label("now"))
-        .join(students, students.c.token == quiz_answers.c.token)
+        select(gradings.c.token, gradings.c.task_id.label("item"), gradings.c.attempt,
+               students.c.attempt.label("now"), gradings.c.passed, gradings.c.criteria)
+        .join(students, students.c.token == gradings.c.token)
         .where(students.c.class_code == class_code)
-        .order_by(quiz_answers.c.question_id, quiz_answers.c.try_no)
     ).all()
-    first, latest = _first_and_latest(rows, lambda r: r.question_id, lambda r: r.quiz_attempt, lambda r: r.now)
-    out, now = _quiz_figures(first), _quiz_figures(latest)
-    empty = {"answers": Counter(), "first_try_correct": 0, "second_try_correct": 0, "students": 0}
-    for qid, entry in out.items():
-        entry["latest"] = now.get(qid, dict(empty, answers=Counter()))
-    return out
-
-
-def _worksheet_figures(graded: dict) -> dict:
     out: dict = {}
-    for (_, task_id), (row,) in graded.items():
+    for (_, task_id), (row,) in _attempt_of(rows, latest).items():
         entry = out.setdefault(task_id, {"students": 0, "passed": 0, "criteria": {}})
         entry["students"] += 1
         entry["passed"] += bool(row.passed)
@@ -76,45 +75,21 @@ def _worksheet_figures(graded: dict) -> dict:
     return out
 
 
-def class_worksheets(conn, class_code: str) -> dict:
-    """Per task, over each student's first attempt at it: how many submitted, how many completed it and how many
-    met each part; under "latest", the same over the attempt each student is in now."""
+def class_predictions(conn, class_code: str, latest: bool = False) -> dict:
+    """Per prompt, over each student's first attempt at it (or, `latest`, over the attempt each student is in
+    now): every student's prediction, and the latest measured value any of them was compared with."""
     rows = conn.execute(
-        select(gradings.c.token, gradings.c.task_id, gradings.c.attempt, gradings.c.passed, gradings.c.criteria,
-               students.c.attempt.label("now"))
-        .join(students, students.c.token == gradings.c.token)
+        select(predictions.c.token, predictions.c.prompt_id.label("item"), predictions.c.attempt,
+               students.c.attempt.label("now"), predictions.c.value, predictions.c.measured, predictions.c.at)
+        .join(students, students.c.token == predictions.c.token)
         .where(students.c.class_code == class_code)
     ).all()
-    first, latest = _first_and_latest(rows, lambda r: r.task_id, lambda r: r.attempt, lambda r: r.now)
-    out, now = _worksheet_figures(first), _worksheet_figures(latest)
-    for task_id, entry in out.items():
-        entry["latest"] = now.get(task_id, {"students": 0, "passed": 0, "criteria": {}})
-    return out
-
-
-def _prediction_figures(made: dict) -> dict:
     out: dict = {}
-    for (_, prompt_id), (row,) in sorted(made.items(), key=lambda kv: kv[1][0].at):
+    for (_, prompt_id), (row,) in sorted(_attempt_of(rows, latest).items(), key=lambda kv: kv[1][0].at):
         entry = out.setdefault(prompt_id, {"values": [], "measured": None})
         entry["values"].append(row.value)
         if row.measured is not None:
             entry["measured"] = row.measured
-    return out
-
-
-def class_predictions(conn, class_code: str) -> dict:
-    """Per prompt, over each student's first attempt at it: every student's prediction, and the latest measured
-    value any of them was compared with; under "latest", the same over the attempt each student is in now."""
-    rows = conn.execute(
-        select(predictions.c.token, predictions.c.prompt_id, predictions.c.attempt, predictions.c.value,
-               predictions.c.measured, predictions.c.at, students.c.attempt.label("now"))
-        .join(students, students.c.token == predictions.c.token)
-        .where(students.c.class_code == class_code)
-    ).all()
-    first, latest = _first_and_latest(rows, lambda r: r.prompt_id, lambda r: r.attempt, lambda r: r.now)
-    out, now = _prediction_figures(first), _prediction_figures(latest)
-    for prompt_id, entry in out.items():
-        entry["latest"] = now.get(prompt_id, {"values": [], "measured": None})
     return out
 
 

@@ -351,17 +351,23 @@ class Store(Attempts, Reviews, Submissions, InstructorSessions, Polls):
 
     # -- the class, summed (no tokens, names only when asked) ---------------------------------------------------
 
-    def class_quiz(self, class_code: str) -> dict:
+    def class_quiz(self, class_code: str, latest: bool = False) -> dict:
+        """aggregates.class_quiz: over each student's first attempt, or (`latest`) the one they are in now."""
         with self._read() as conn:
-            return aggregates.class_quiz(conn, checks.class_code(class_code, required=True))
+            return aggregates.class_quiz(conn, checks.class_code(class_code, required=True),
+                                         checks.flag(latest, "latest"))
 
-    def class_worksheets(self, class_code: str) -> dict:
+    def class_worksheets(self, class_code: str, latest: bool = False) -> dict:
+        """aggregates.class_worksheets: over each student's first attempt, or (`latest`) the one they are in now."""
         with self._read() as conn:
-            return aggregates.class_worksheets(conn, checks.class_code(class_code, required=True))
+            return aggregates.class_worksheets(conn, checks.class_code(class_code, required=True),
+                                               checks.flag(latest, "latest"))
 
-    def class_predictions(self, class_code: str) -> dict:
+    def class_predictions(self, class_code: str, latest: bool = False) -> dict:
+        """aggregates.class_predictions: over each student's first attempt, or (`latest`) the one they are in now."""
         with self._read() as conn:
-            return aggregates.class_predictions(conn, checks.class_code(class_code, required=True))
+            return aggregates.class_predictions(conn, checks.class_code(class_code, required=True),
+                                                checks.flag(latest, "latest"))
 
     def class_attempts(self, class_code: str, show_names: bool = False) -> dict[str, tuple[int, int]]:
         with self._read() as conn:

@@ -78,6 +78,8 @@ def live(db, code: str, show_names: bool) -> None:
     try:
         size = db.class_size(code)
         quiz, tasks, preds = db.class_quiz(code), db.class_worksheets(code), db.class_predictions(code)
+        latest = {"quiz": db.class_quiz(code, latest=True), "tasks": db.class_worksheets(code, latest=True),
+                  "preds": db.class_predictions(code, latest=True)}
         poll = db.latest_poll(code)
         poll_values = db.poll_values(poll.id) if poll else []
         table = db.class_csv(code, show_names=show_names)
@@ -92,11 +94,11 @@ def live(db, code: str, show_names: bool) -> None:
     tabs = st.tabs([t("cv.tab.quiz"), t("cv.tab.tasks"), t("cv.tab.predictions"), t("cv.tab.poll"),
                     t("cv.tab.students")])
     with tabs[0]:
-        _quiz(quiz)
+        _quiz(quiz, latest["quiz"])
     with tabs[1]:
-        _tasks(tasks)
+        _tasks(tasks, latest["tasks"])
     with tabs[2]:
-        _predictions(preds)
+        _predictions(preds, latest["preds"])
     with tabs[3]:
         _poll(poll, poll_values)
     with tabs[4]:
@@ -190,7 +192,8 @@ def _short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def _quiz(quiz: dict) -> None:
+def _quiz(quiz: dict, latest: dict) -> None:
+    """Per question, the students' first attempts (its chart and first line) and their latest (a second line)."""
     if not quiz:
         st.info(t("cv.no_quiz"))
         return
@@ -203,11 +206,11 @@ def _quiz(quiz: dict) -> None:
         with cols[n % 2].container(border=True, key=f"{PAGE}-q-{qid}"):
             heading = f"**{number}. {_short(question.prompt)}**" if question else f"**{qid}**"
             st.markdown(heading, help=question.prompt if question else None)
-            latest = entry["latest"]
+            now = latest.get(qid, {})
             st.caption(t("cv.question_line", n=entry["students"], first=entry["first_try_correct"],
                          second=entry["second_try_correct"]), help=t("cv.first_help"))
-            st.caption(t("cv.question_line_latest", n=latest["students"], first=latest["first_try_correct"],
-                         second=latest["second_try_correct"]), help=t("cv.latest_help"))
+            st.caption(t("cv.question_line_latest", n=now.get("students", 0), first=now.get("first_try_correct", 0),
+                         second=now.get("second_try_correct", 0)), help=t("cv.latest_help"))
             measured = measured_text(question, entry["answers"])
             if measured is not None:
                 st.caption(t("cv.quiz_measured", value=measured))
@@ -235,7 +238,7 @@ def _in_order(question, answers: dict) -> list:
     return sorted(items, key=number)
 
 
-def _tasks(tasks: dict) -> None:
+def _tasks(tasks: dict, latest: dict) -> None:
     if not tasks:
         st.info(t("cv.no_tasks"))
         return
@@ -247,7 +250,8 @@ def _tasks(tasks: dict) -> None:
         with cols[n % 2].container(border=True, key=f"{PAGE}-task-{task_id}"):
             st.markdown(f"**{task.title if task else task_id}**")
             st.caption(t("cv.task_line", n=entry["students"], passed=entry["passed"]), help=t("cv.first_help"))
-            st.caption(t("cv.task_line_latest", n=entry["latest"]["students"], passed=entry["latest"]["passed"]),
+            now = latest.get(task_id, {})
+            st.caption(t("cv.task_line_latest", n=now.get("students", 0), passed=now.get("passed", 0)),
                        help=t("cv.latest_help"))
             passed = {_criterion_label(name, field_labels): k for name, k in entry["criteria"].items()}
             if passed:
@@ -269,7 +273,7 @@ def _question(prompt_id: str) -> str:
     return moment.predict.get(lang(), prompt_id) if moment and moment.predict else prompt_id
 
 
-def _predictions(preds: dict) -> None:
+def _predictions(preds: dict, latest: dict) -> None:
     if not preds:
         st.info(t("cv.no_predictions"))
         return
@@ -278,7 +282,8 @@ def _predictions(preds: dict) -> None:
         with cols[n % 2].container(border=True, key=f"{PAGE}-pred-{prompt_id}"):
             st.markdown(f"**{moments.title(prompt_id)}** — {_question(prompt_id)}")
             st.caption(t("cv.prediction_line", n=len(entry["values"])), help=t("cv.first_help"))
-            st.caption(t("cv.prediction_line_latest", n=len(entry["latest"]["values"])), help=t("cv.latest_help"))
+            st.caption(t("cv.prediction_line_latest", n=len(latest.get(prompt_id, {}).get("values", ()))),
+                       help=t("cv.latest_help"))
             st.plotly_chart(prediction_histogram(entry["values"], entry["measured"], histogram_labels(prompt_id)),
                             key=f"{PAGE}.pred.{prompt_id}", config={"displayModeBar": False})
 
