@@ -84,3 +84,17 @@ def test_a_second_retake_and_a_new_quiz_attempt_never_move_the_first_attempt(sto
     assert store.class_attempts(code) == {"student 1": (3, 4)}
     attempts = sorted(r["attempt"] for r in csv.DictReader(io.StringIO(store.class_csv(code))))
     assert attempts == ["1", "2", "4"]
+
+
+def test_a_polls_measured_value_goes_beside_the_prediction_of_the_attempt_the_student_is_in(store):
+    code = "retake-poll"
+    tok = store.new_student("Di", code)
+    store.record_prediction(tok, "p1", 1.0)
+    store.start_over(tok)
+    store.record_prediction(tok, "p1", 2.0)
+    poll = store.open_poll(code, "p1")
+    store.answer_poll(poll, tok, 2.0)
+    assert store.reveal_poll(poll, 3.5)
+    assert store.predictions(tok)["p1"].measured == 3.5
+    assert store.class_predictions(code) == {"p1": {"values": [1.0], "measured": None}}  # the first, as it was
+    assert store.class_predictions(code, latest=True) == {"p1": {"values": [2.0], "measured": 3.5}}
