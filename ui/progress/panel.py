@@ -83,8 +83,8 @@ def _json(raw: str):
 
 
 def _start_over() -> None:
-    started_over()
-    st.session_state[keys.NOTICE] = ("warning", "progress.started_over", {})
+    if started_over():
+        st.session_state[keys.NOTICE] = ("warning", "progress.started_over", {})
 
 
 def _save_profile(name_key: str, class_key: str) -> None:

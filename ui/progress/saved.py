@@ -71,15 +71,23 @@ def token(create: bool = True) -> str | None:
     return unsaved.new_student()
 
 
-def attempts() -> tuple[int, int]:
+def attempts() -> tuple[int | None, int | None]:
     """The attempt and the quiz attempt this session's writes go into (set when the student is loaded or made;
-    read from the store should the session not hold them)."""
+    read from the store should the session not hold them). None while neither can say: a write then goes into
+    the student's current attempt, never a guessed one."""
     ss = st.session_state
     if ss.get(keys.ATTEMPT_NO) is None or ss.get(keys.QUIZ_ATTEMPT_NO) is None:
         tok = token(create=False)
         me = with_store(lambda store: store.student(tok)) if tok else None
-        ss[keys.ATTEMPT_NO], ss[keys.QUIZ_ATTEMPT_NO] = (me.attempt, me.quiz_attempt) if me else (1, 1)
+        if me is None:
+            return None, None
+        ss[keys.ATTEMPT_NO], ss[keys.QUIZ_ATTEMPT_NO] = me.attempt, me.quiz_attempt
     return ss[keys.ATTEMPT_NO], ss[keys.QUIZ_ATTEMPT_NO]
+
+
+def _cannot_open_attempt() -> None:
+    """A new attempt is opened by its number; while the store cannot say which is next, the page says so."""
+    st.session_state[NOTICE] = ("error", "progress.attempt_unknown", {})
 
 
 # -- loading a student's progress into the session ----------------------------------------------------------
@@ -199,22 +207,29 @@ def quiz_answer(question, answer, measured: float | None, attempt: Attempt) -> N
 def quiz_restarted() -> None:
     """A new quiz attempt: the next quiz attempt opened; the earlier one's tries stay in the store."""
     tok = token(create=False)
-    if tok:
+    if tok and attempts()[1] is None:
+        _cannot_open_attempt()
+    elif tok:
         quiz_n = attempts()[1] + 1
         send("clear_quiz", tok, quiz_n)
         st.session_state[keys.QUIZ_ATTEMPT_NO] = quiz_n
 
 
-def started_over() -> None:
+def started_over() -> bool:
     """A new attempt of everything (the Home page's "start over"): the next attempt and quiz attempt opened, the
-    session's progress forgotten; every earlier attempt stays in the store."""
+    session's progress forgotten; every earlier attempt stays in the store. False (and nothing forgotten) when
+    the next attempt's number cannot be known now."""
     ss = st.session_state
     tok = token(create=False)
+    if tok and attempts()[0] is None:
+        _cannot_open_attempt()
+        return False
     if tok:
         n, quiz_n = (k + 1 for k in attempts())
         send("start_over", tok, n, quiz_n)
         ss[keys.ATTEMPT_NO], ss[keys.QUIZ_ATTEMPT_NO] = n, quiz_n
     forget_session_progress()
+    return True
 
 
 def draft(task_id: str, field_id: str, text: str) -> None:
