@@ -11,6 +11,7 @@ MAX_TEXT = 5_000  # characters of free text (worksheet answers, quiz answers as 
 MAX_NAME = 80
 MAX_CLASS_CODE = 40
 MAX_TRY = 9
+MAX_ATTEMPT = 10_000  # a student's attempts (start over, a new quiz attempt): far more than anyone makes
 MAX_JSON_DEPTH = 16  # a quiz answer is a value, a list or a dict of values: deeper is not an answer
 MAX_ROW_ID = 2 ** 63 - 1  # a poll id is a 64-bit integer in both databases
 
@@ -101,6 +102,12 @@ def flag(value, field: str) -> bool:
 def try_no(value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TRY:
         raise StorageError("bad_value", field="try_no")
+    return value
+
+
+def attempt(value, field: str = "attempt") -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ATTEMPT:
+        raise StorageError("bad_value", field=field)
     return value
 
 

@@ -9,10 +9,11 @@ The outbox is a journal: `ops` are the store calls that make the student's progr
   session loaded and everything since, so the new database has the student as a restart will need them.
 - A refused write (too long, a bad value: retrying cannot help) is dropped and returned, for the page to say.
 
-Every call in the journal is idempotent (an upsert, an insert that ignores a duplicate, a delete), so sending it
-twice, or again after the database lost it, ends in the same rows. The journal stays as small as the progress:
-a later write of the same row replaces the earlier one, and clearing the quiz or starting over drops what they
-delete.
+Every call in the journal is idempotent (an upsert, an insert that ignores a duplicate, an attempt opened by its
+number), so sending it twice, or again after the database lost it, ends in the same rows. Each write names the
+attempt it was made in (its last argument), so a write that waited lands there even when the student started over
+before it went out; "start over" and a new quiz attempt come after it in the journal, and open the next attempt by
+its number. The journal stays as small as the progress: a later write of the same row replaces the earlier one.
 
 Streamlit-free: the UI keeps one Outbox per session (ui/progress/saved.py) and calls `add` and `flush`.
 """
@@ -36,9 +37,10 @@ class Op:
 
     @property
     def key(self) -> tuple:
-        """The row this op writes: a later op with the same key supersedes it (see _RULES)."""
+        """The row this op writes: a later op with the same key supersedes it (see _RULES). An attempt not given
+        (the store's current one) is None."""
         rule = _RULES[self.method]
-        return (rule.kind, *(self.args[i] for i in rule.key))
+        return (rule.kind, *(self.args[i] if i < len(self.args) else None for i in rule.key))
 
 
 @dataclass(frozen=True)
@@ -46,23 +48,22 @@ class _Rule:
     kind: str  # the row's kind (keys compare kind first)
     key: tuple[int, ...] = ()  # the args (by index) that name the row within its kind
     first_wins: bool = False  # an insert that ignores a duplicate: a second op of the same row changes nothing
-    drops: tuple[str, ...] = ()  # kinds whose earlier ops this op makes moot (it deletes them all)
     overwrites: tuple[str, ...] = ()  # kinds whose earlier op of the same row this op makes moot
+    opens: bool = False  # opens an attempt: only by its number, so that sending it again opens nothing more
 
 
-_PROGRESS = ("answer", "clear", "draft", "grading", "self", "prediction", "measured", "milestone", "start_over")
-_RULES = {
+_RULES = {  # each key ends with the attempt (the call's last argument)
     "ensure_student": _Rule("student", first_wins=True),
     "update_student": _Rule("profile"),
-    "record_answer": _Rule("answer", (1, 3), first_wins=True),  # (question, try): the first try stored stays
-    "clear_quiz": _Rule("clear", drops=("answer", "clear")),
-    "save_draft": _Rule("draft", (1, 2)),
-    "record_grading": _Rule("grading", (1,)),
-    "self_assess": _Rule("self", (1, 2)),
-    "record_prediction": _Rule("prediction", (1,), overwrites=("measured",)),  # it sets `measured` too
-    "set_measured": _Rule("measured", (1,)),
-    "reach_milestone": _Rule("milestone", (1,), first_wins=True),
-    "start_over": _Rule("start_over", drops=_PROGRESS),
+    "record_answer": _Rule("answer", (1, 3, 5), first_wins=True),  # (question, try): the first try stored stays
+    "clear_quiz": _Rule("quiz_attempt", (1,), first_wins=True, opens=True),
+    "save_draft": _Rule("draft", (1, 2, 4)),
+    "record_grading": _Rule("grading", (1, 4)),
+    "self_assess": _Rule("self", (1, 2, 4)),
+    "record_prediction": _Rule("prediction", (1, 4), overwrites=("measured",)),  # it sets `measured` too
+    "set_measured": _Rule("measured", (1, 3)),
+    "reach_milestone": _Rule("milestone", (1, 2), first_wins=True),
+    "start_over": _Rule("attempt", (1, 2), first_wins=True, opens=True),
 }
 
 
@@ -94,15 +95,13 @@ class Outbox:
         if method not in _RULES:
             raise ValueError(f"not an idempotent progress write: {method}")
         op, rule = Op(method, tuple(args)), _RULES[method]
+        if rule.opens and None in op.key[1:]:
+            raise ValueError(f"{method} opens an attempt only by its number")
         if rule.first_wins and any(o.key == op.key for o in self.ops):
             return
         rows = {op.key} | {(kind, *op.key[1:]) for kind in rule.overwrites}
-
-        def moot(o: Op) -> bool:
-            return o.key in rows or o.key[0] in rule.drops
-
-        self.sent -= sum(1 for o in self.ops[:self.sent] if moot(o))
-        self.ops = [*(o for o in self.ops if not moot(o)), op]
+        self.sent -= sum(1 for o in self.ops[:self.sent] if o.key in rows)
+        self.ops = [*(o for o in self.ops if o.key not in rows), op]
 
     def flush(self, store) -> list[StorageError]:
         """Send what is not sent yet, in order, to `store`; stop at the first write the database cannot take now
@@ -151,23 +150,28 @@ class Progress(NamedTuple):
 
     @classmethod
     def read(cls, store, token: str) -> Progress:
+        """The current attempt's progress (and the student, whose record says which attempt that is)."""
         return cls(store.student(token), store.quiz_answers(token), store.drafts(token), store.gradings(token),
                    store.self_assessments(token), store.predictions(token), store.milestones(token))
 
 
 def progress_ops(saved: Progress) -> list[Op]:
-    """The writes that make this progress. The instructor's marks are not the student's to write, and are not
-    among them."""
+    """The writes that make this progress, in the attempts it belongs to (opened first). The instructor's marks
+    are not the student's to write, and are not among them."""
     tok, student = saved.student.token, saved.student
+    n, quiz_n = student.attempt, student.quiz_attempt
+    opened = ([Op("start_over", (tok, n, quiz_n))] if n > 1
+              else [Op("clear_quiz", (tok, quiz_n))] if quiz_n > 1 else [])
     return [
         Op("ensure_student", (tok, student.name, student.class_code, student.created.timestamp())),
-        *(Op("record_answer", (tok, a.question_id, a.answer, a.try_no, a.correct))
+        *opened,
+        *(Op("record_answer", (tok, a.question_id, a.answer, a.try_no, a.correct, quiz_n))
           for a in sorted(saved.answers, key=lambda a: a.try_no)),
-        *(Op("save_draft", (tok, task, fid, text))
+        *(Op("save_draft", (tok, task, fid, text, n))
           for task, fields in saved.drafts.items() for fid, text in fields.items()),
-        *(Op("record_grading", (tok, g.task_id, g.passed, g.criteria)) for g in saved.gradings.values()),
-        *(Op("self_assess", (tok, task, fid, v))
+        *(Op("record_grading", (tok, g.task_id, g.passed, g.criteria, n)) for g in saved.gradings.values()),
+        *(Op("self_assess", (tok, task, fid, v, n))
           for task, fields in saved.assessed.items() for fid, v in fields.items()),
-        *(Op("record_prediction", (tok, p.prompt_id, p.value, p.measured)) for p in saved.predictions.values()),
-        *(Op("reach_milestone", (tok, mid)) for mid in sorted(saved.milestones)),
+        *(Op("record_prediction", (tok, p.prompt_id, p.value, p.measured, n)) for p in saved.predictions.values()),
+        *(Op("reach_milestone", (tok, mid, n)) for mid in sorted(saved.milestones)),
     ]

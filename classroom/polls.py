@@ -6,7 +6,7 @@ from sqlalchemy import func, insert, select, update
 from . import checks
 from .errors import StorageError, reconnecting
 from .records import Poll, when
-from .schema import poll_answers, polls, predictions, students
+from .schema import in_current_attempt, poll_answers, polls, predictions, students
 
 
 class Polls:
@@ -94,7 +94,8 @@ class Polls:
                 return False
             answered = select(poll_answers.c.token).where(poll_answers.c.poll_id == poll_id)
             conn.execute(update(predictions).values(measured=measured)
-                         .where(predictions.c.prompt_id == prompt_id, predictions.c.token.in_(answered)))
+                         .where(predictions.c.prompt_id == prompt_id, predictions.c.token.in_(answered),
+                                in_current_attempt(predictions, predictions.c.token)))
             return True
 
     def fail_poll(self, poll_id: int) -> bool:

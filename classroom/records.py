@@ -13,6 +13,8 @@ class Student:
     name: str
     class_code: str
     created: datetime
+    attempt: int = 1  # the attempt the student's pages show (start over opens the next)
+    quiz_attempt: int = 1  # the quiz's attempt (a new quiz attempt, or start over, opens the next)
 
 
 @dataclass(frozen=True)

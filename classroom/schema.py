@@ -1,9 +1,10 @@
 """The tables, in SQLAlchemy Core. Bump SCHEMA_VERSION with every change and add its migration to store.py."""
 from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String, Table, Text,
-                        UniqueConstraint)
+                        UniqueConstraint, select)
 
 SCHEMA_VERSION = 6  # 2: self_assessments and marks (explanations judged by people); 3: policy_submissions;
-# 4: instructor_sessions, passcode_failures, server_secrets; 6: challenge_targets, challenge_claims
+# 4: instructor_sessions, passcode_failures, server_secrets; 5: attempts (classroom/migrate.py);
+# 6: challenge_targets, challenge_claims
 TOKEN_LEN = 22  # secrets.token_urlsafe(16)
 ID_LEN = 200
 
@@ -21,17 +22,23 @@ students = Table(
     Column("name", Text, nullable=False, default=""),
     Column("class_code", String(ID_LEN), nullable=False, default="", index=True),
     Column("created", Float, nullable=False),
+    # the attempt the student's pages show: "start over" opens the next one, and every earlier one is kept
+    Column("attempt", Integer, nullable=False, server_default="1"),
+    # the quiz's own attempt: a new quiz attempt opens the next one, and so does "start over"
+    Column("quiz_attempt", Integer, nullable=False, server_default="1"),
 )
 
 
-def _owned(name: str, *columns, key: tuple[str, ...]) -> Table:
-    """A table of one student's records, one row per (token, *key)."""
+def _owned(name: str, *columns, key: tuple[str, ...], attempt: str = "attempt") -> Table:
+    """A table of one student's records, one row per (token, attempt, *key): each attempt keeps its own rows.
+    `attempt` names the column that says which attempt (students.attempt, or quiz_attempt for the quiz)."""
     return Table(
         name, metadata,
         Column("token", String(TOKEN_LEN), ForeignKey("students.token", ondelete="CASCADE"), nullable=False),
+        Column(attempt, Integer, nullable=False, server_default="1"),
         *columns,
         Column("at", Float, nullable=False),
-        UniqueConstraint("token", *key, name=f"uq_{name}"),
+        UniqueConstraint("token", attempt, *key, name=f"uq_{name}"),
     )
 
 
@@ -42,6 +49,7 @@ quiz_answers = _owned(
     Column("answer", Text, nullable=False),  # JSON
     Column("correct", Boolean, nullable=False),
     key=("question_id", "try_no"),
+    attempt="quiz_attempt",
 )
 
 drafts = _owned(
@@ -172,5 +180,21 @@ passcode_failures = Table(  # one row per key (session, address, the total) of e
     Index("ix_passcode_failures_key", "key", "at"),
 )
 
-PROGRESS_TABLES = (quiz_answers, drafts, gradings, predictions, milestones, poll_answers, self_assessments, marks,
-                   policy_submissions)
+ATTEMPT_TABLES = (quiz_answers, drafts, gradings, predictions, milestones, self_assessments, marks)
+"""The records that belong to one of the student's attempts (quiz_answers: to a quiz attempt)."""
+
+
+def attempt_column(table: Table) -> Column:
+    """The column of `table` that says which attempt a record belongs to."""
+    return table.c.quiz_attempt if table is quiz_answers else table.c.attempt
+
+
+def current_attempt(table: Table) -> Column:
+    """The column of `students` that holds the attempt the student is in now, for the records of `table`."""
+    return students.c.quiz_attempt if table is quiz_answers else students.c.attempt
+
+
+def in_current_attempt(table: Table, token: str):
+    """Where-clause: the records of `token` in `table` that belong to the attempt the student is in now."""
+    now = select(current_attempt(table)).where(students.c.token == token).scalar_subquery()
+    return (table.c.token == token) & (attempt_column(table) == now)

@@ -21,11 +21,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import create_engine, delete, event, func, insert, make_url, select, update
+from sqlalchemy import create_engine, event, func, insert, make_url, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from . import aggregates, checks
+from . import aggregates, checks, migrate
+from .attempts import Attempts
 from .challenge_pace import ChallengePace
 from .errors import StorageError, reconnecting
 from .instructors import InstructorSessions
@@ -33,7 +34,7 @@ from .polls import Polls
 from .reviews import Reviews
 from .submissions import Submissions
 from .records import Grading, Prediction, QuizAnswer, Student, when
-from .schema import (PROGRESS_TABLES, SCHEMA_VERSION, drafts, gradings, metadata, milestones, predictions,
+from .schema import (SCHEMA_VERSION, drafts, gradings, in_current_attempt, metadata, milestones, predictions,
                      quiz_answers, schema_meta, students)
 
 BUSY_TIMEOUT_MS = 10_000
@@ -99,7 +100,7 @@ def _sqlite_pragmas(engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
 
-class Store(Reviews, Submissions, ChallengePace, InstructorSessions, Polls):
+class Store(Attempts, Reviews, Submissions, ChallengePace, InstructorSessions, Polls):
     """One per process (see classroom.get_store). Every refused input raises StorageError(code, **params)."""
 
     schema_version = SCHEMA_VERSION
@@ -187,13 +188,16 @@ class Store(Reviews, Submissions, ChallengePace, InstructorSessions, Polls):
     def _open(self) -> None:
         with self._write(checked=False) as conn:
             metadata.create_all(conn)
-            found = conn.execute(select(schema_meta.c.version).where(schema_meta.c.id == 1)).scalar()
+            # the row locked (PostgreSQL): a second replica opening an old database waits for this one's upgrade
+            found = conn.execute(select(schema_meta.c.version).where(schema_meta.c.id == 1).with_for_update()).scalar()
             if found is None:
                 conn.execute(self._insert(schema_meta).values(id=1, version=SCHEMA_VERSION)
                              .on_conflict_do_nothing(index_elements=["id"]))
             elif found > SCHEMA_VERSION:
                 raise StorageError("newer_schema", found=found, supported=SCHEMA_VERSION)
-            elif found < SCHEMA_VERSION:  # 1 -> 2 -> 3 -> 4 and 6 only added tables, which create_all has just made
+            elif found < SCHEMA_VERSION:  # 2, 3, 4 and 6 only added tables, which create_all has just made
+                if found < 5:
+                    migrate.to_v5(conn)
                 conn.execute(update(schema_meta).where(schema_meta.c.id == 1).values(version=SCHEMA_VERSION))
 
     def _known(self, conn, token: str) -> str:
@@ -229,7 +233,8 @@ class Store(Reviews, Submissions, ChallengePace, InstructorSessions, Polls):
         token = checks.token(token)
         with self._read() as conn:
             row = conn.execute(select(students).where(students.c.token == token)).first()
-        return None if row is None else Student(row.token, row.name, row.class_code, when(row.created))
+        return None if row is None else Student(row.token, row.name, row.class_code, when(row.created), row.attempt,
+                                                row.quiz_attempt)
 
     @reconnecting
     def update_student(self, token: str, name: str, class_code: str) -> None:
@@ -238,127 +243,137 @@ class Store(Reviews, Submissions, ChallengePace, InstructorSessions, Polls):
             token = self._known(conn, token)
             conn.execute(update(students).where(students.c.token == token).values(**values))
 
-    @reconnecting
-    def start_over(self, token: str) -> None:
-        """Delete every record of this student's progress; the token (and name, class) stay."""
-        with self._write() as conn:
-            token = self._known(conn, token)
-            for table in PROGRESS_TABLES:
-                conn.execute(delete(table).where(table.c.token == token))
-
     # -- quiz -------------------------------------------------------------------------------------------------
 
     @reconnecting
-    def record_answer(self, token: str, question_id: str, answer, try_no: int, correct: bool) -> None:
-        """One row per (student, question, try): submitting the same try again changes nothing."""
+    def record_answer(self, token: str, question_id: str, answer, try_no: int, correct: bool,
+                      quiz_attempt: int | None = None) -> None:
+        """One row per (student, quiz attempt, question, try): submitting the same try again changes nothing."""
         values = {"question_id": checks.item_id(question_id, "question_id"), "try_no": checks.try_no(try_no),
                   "answer": checks.answer_json(answer), "correct": checks.flag(correct, "correct"), "at": time.time()}
         with self._write() as conn:
-            token = self._known(conn, token)
-            conn.execute(self._insert(quiz_answers).values(token=token, **values)
-                         .on_conflict_do_nothing(index_elements=["token", "question_id", "try_no"]))
-
-    @reconnecting
-    def clear_quiz(self, token: str) -> None:
-        """A new quiz attempt: the tries of the last one go (the rest of the progress stays)."""
-        with self._write() as conn:
-            token = self._known(conn, token)
-            conn.execute(delete(quiz_answers).where(quiz_answers.c.token == token))
+            token, quiz_attempt = self._in_attempt(conn, token, quiz_attempt, quiz=True)
+            conn.execute(self._insert(quiz_answers).values(token=token, quiz_attempt=quiz_attempt, **values)
+                         .on_conflict_do_nothing(index_elements=["token", "quiz_attempt", "question_id", "try_no"]))
 
     def quiz_answers(self, token: str) -> list[QuizAnswer]:
+        """The tries of the student's current quiz attempt."""
         token = checks.token(token)
         with self._read() as conn:
-            rows = conn.execute(select(quiz_answers).where(quiz_answers.c.token == token)
+            rows = conn.execute(select(quiz_answers).where(in_current_attempt(quiz_answers, token))
                                 .order_by(quiz_answers.c.at, quiz_answers.c.question_id, quiz_answers.c.try_no)).all()
         return [QuizAnswer(r.question_id, json.loads(r.answer), r.try_no, bool(r.correct), when(r.at)) for r in rows]
 
     # -- worksheets -------------------------------------------------------------------------------------------
 
     @reconnecting
-    def save_draft(self, token: str, task_id: str, field_id: str, text: str) -> None:
+    def save_draft(self, token: str, task_id: str, field_id: str, text: str, attempt: int | None = None) -> None:
         values = {"task_id": checks.item_id(task_id, "task_id"), "field_id": checks.item_id(field_id, "field_id"),
                   "text": checks.text(text, "text"), "at": time.time()}
         with self._write() as conn:
-            token = self._known(conn, token)
-            self._upsert(conn, drafts, ("token", "task_id", "field_id"), {"token": token, **values})
+            token, attempt = self._in_attempt(conn, token, attempt)
+            self._upsert(conn, drafts, ("token", "attempt", "task_id", "field_id"),
+                         {"token": token, "attempt": attempt, **values})
 
     def drafts(self, token: str) -> dict[str, dict[str, str]]:
+        """The current attempt's worksheet answers: task id -> field id -> text."""
         token = checks.token(token)
         with self._read() as conn:
             rows = conn.execute(select(drafts.c.task_id, drafts.c.field_id, drafts.c.text)
-                                .where(drafts.c.token == token)).all()
+                                .where(in_current_attempt(drafts, token))).all()
         out: dict[str, dict[str, str]] = {}
         for task_id, field_id, text in rows:
             out.setdefault(task_id, {})[field_id] = text
         return out
 
     @reconnecting
-    def record_grading(self, token: str, task_id: str, passed: bool, criteria: dict[str, bool]) -> None:
+    def record_grading(self, token: str, task_id: str, passed: bool, criteria: dict[str, bool],
+                       attempt: int | None = None) -> None:
         values = {"task_id": checks.item_id(task_id, "task_id"), "passed": checks.flag(passed, "passed"),
                   "criteria": checks.criteria_json(criteria), "at": time.time()}
         with self._write() as conn:
-            token = self._known(conn, token)
-            self._upsert(conn, gradings, ("token", "task_id"), {"token": token, **values})
+            token, attempt = self._in_attempt(conn, token, attempt)
+            self._upsert(conn, gradings, ("token", "attempt", "task_id"),
+                         {"token": token, "attempt": attempt, **values})
 
     def gradings(self, token: str) -> dict[str, Grading]:
+        """The current attempt's worksheet gradings, by task id."""
         token = checks.token(token)
         with self._read() as conn:
-            rows = conn.execute(select(gradings).where(gradings.c.token == token)).all()
+            rows = conn.execute(select(gradings).where(in_current_attempt(gradings, token))).all()
         return {r.task_id: Grading(r.task_id, bool(r.passed), json.loads(r.criteria), when(r.at)) for r in rows}
 
     # -- predictions ------------------------------------------------------------------------------------------
 
     @reconnecting
-    def record_prediction(self, token: str, prompt_id: str, value: float, measured: float | None = None) -> None:
+    def record_prediction(self, token: str, prompt_id: str, value: float, measured: float | None = None,
+                          attempt: int | None = None) -> None:
         values = {"prompt_id": checks.item_id(prompt_id, "prompt_id"), "value": checks.number(value, "value"),
                   "measured": None if measured is None else checks.number(measured, "measured"), "at": time.time()}
         with self._write() as conn:
-            token = self._known(conn, token)
-            self._upsert(conn, predictions, ("token", "prompt_id"), {"token": token, **values})
+            token, attempt = self._in_attempt(conn, token, attempt)
+            self._upsert(conn, predictions, ("token", "attempt", "prompt_id"),
+                         {"token": token, "attempt": attempt, **values})
 
     @reconnecting
-    def set_measured(self, token: str, prompt_id: str, measured: float) -> None:
+    def set_measured(self, token: str, prompt_id: str, measured: float, attempt: int | None = None) -> None:
         prompt_id = checks.item_id(prompt_id, "prompt_id")
         measured = checks.number(measured, "measured")
         with self._write() as conn:
-            token = self._known(conn, token)
+            token, attempt = self._in_attempt(conn, token, attempt)
             conn.execute(update(predictions).values(measured=measured)
-                         .where(predictions.c.token == token, predictions.c.prompt_id == prompt_id))
+                         .where(predictions.c.token == token, predictions.c.attempt == attempt,
+                                predictions.c.prompt_id == prompt_id))
 
     def predictions(self, token: str) -> dict[str, Prediction]:
+        """The current attempt's predictions, by prompt id."""
         token = checks.token(token)
         with self._read() as conn:
-            rows = conn.execute(select(predictions).where(predictions.c.token == token)).all()
+            rows = conn.execute(select(predictions).where(in_current_attempt(predictions, token))).all()
         return {r.prompt_id: Prediction(r.prompt_id, r.value, r.measured, when(r.at)) for r in rows}
 
     # -- milestones -------------------------------------------------------------------------------------------
 
     @reconnecting
-    def reach_milestone(self, token: str, milestone_id: str) -> None:
+    def reach_milestone(self, token: str, milestone_id: str, attempt: int | None = None) -> None:
         milestone_id = checks.item_id(milestone_id, "milestone_id")
         with self._write() as conn:
-            token = self._known(conn, token)
-            conn.execute(self._insert(milestones).values(token=token, milestone_id=milestone_id, at=time.time())
-                         .on_conflict_do_nothing(index_elements=["token", "milestone_id"]))
+            token, attempt = self._in_attempt(conn, token, attempt)
+            conn.execute(self._insert(milestones).values(token=token, attempt=attempt, milestone_id=milestone_id,
+                                                         at=time.time())
+                         .on_conflict_do_nothing(index_elements=["token", "attempt", "milestone_id"]))
 
     def milestones(self, token: str) -> set[str]:
+        """The milestones reached in the current attempt."""
         token = checks.token(token)
         with self._read() as conn:
-            return set(conn.execute(select(milestones.c.milestone_id).where(milestones.c.token == token)).scalars())
+            return set(conn.execute(select(milestones.c.milestone_id)
+                                    .where(in_current_attempt(milestones, token))).scalars())
 
     # -- the class, summed (no tokens, names only when asked) ---------------------------------------------------
 
-    def class_quiz(self, class_code: str) -> dict:
+    def class_quiz(self, class_code: str, latest: bool = False) -> dict:
+        """aggregates.class_quiz: over each student's first attempt, or (`latest`) the one they are in now."""
         with self._read() as conn:
-            return aggregates.class_quiz(conn, checks.class_code(class_code, required=True))
+            return aggregates.class_quiz(conn, checks.class_code(class_code, required=True),
+                                         checks.flag(latest, "latest"))
 
-    def class_worksheets(self, class_code: str) -> dict:
+    def class_worksheets(self, class_code: str, latest: bool = False) -> dict:
+        """aggregates.class_worksheets: over each student's first attempt, or (`latest`) the one they are in now."""
         with self._read() as conn:
-            return aggregates.class_worksheets(conn, checks.class_code(class_code, required=True))
+            return aggregates.class_worksheets(conn, checks.class_code(class_code, required=True),
+                                               checks.flag(latest, "latest"))
 
-    def class_predictions(self, class_code: str) -> dict:
+    def class_predictions(self, class_code: str, latest: bool = False) -> dict:
+        """aggregates.class_predictions: over each student's first attempt, or (`latest`) the one they are in now."""
         with self._read() as conn:
-            return aggregates.class_predictions(conn, checks.class_code(class_code, required=True))
+            return aggregates.class_predictions(conn, checks.class_code(class_code, required=True),
+                                                checks.flag(latest, "latest"))
+
+    def class_attempts(self, class_code: str, show_names: bool = False) -> dict[str, tuple[int, int]]:
+        with self._read() as conn:
+            return aggregates.class_attempts(conn, checks.class_code(class_code, required=True),
+                                             checks.flag(show_names, "show_names"))
 
     def class_csv(self, class_code: str, show_names: bool = False) -> str:
         with self._read() as conn:

@@ -129,6 +129,22 @@ def test_the_right_passcode_shows_the_class_aggregates(configured, klass):
     assert not any(token in shown_text(at) for token in klass["tokens"])
 
 
+def test_a_retake_shows_beside_the_first_attempts_which_stay_as_they_were(configured, klass):
+    db, q = get_store(), klass["question"]
+    zelda = klass["tokens"][0]
+    db.start_over(zelda)
+    db.record_answer(zelda, q.id, q.answer, 1, True)
+    at = enter(class_view(), PASSCODE)
+    at.text_input(key="class-view.class.widget").input(klass["code"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = [c.value for c in at.caption]
+    assert "2 answered · right first try 1 · right on the second try 1" in captions  # the first attempts
+    assert "Latest attempts: 2 answered · right first try 2 · right on the second try 0" in captions
+    assert "Latest attempts: 1 submitted · 0 complete" in captions  # Zelda's retake has no worksheet yet
+    table = at.dataframe[0].value
+    assert list(table["Attempts"]) == [2, 1] and list(table["Quiz"]) == [1, 1]
+
+
 def test_names_are_hidden_unless_the_instructor_shows_them(configured, klass):
     at = enter(class_view(), PASSCODE)
     at.text_input(key="class-view.class.widget").input(klass["code"]).run()

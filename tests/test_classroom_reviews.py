@@ -98,7 +98,7 @@ def test_a_version_1_database_is_upgraded_in_place_keeping_every_row(store_url):
     s.close()
     with engine.connect() as conn:
         meta = Table("schema_meta", MetaData(), autoload_with=conn)
-        assert conn.execute(select(meta.c.version)).scalar() == Store.schema_version == 4
+        assert conn.execute(select(meta.c.version)).scalar() == Store.schema_version == 6
     engine.dispose()
 
 

@@ -61,22 +61,54 @@ def test_a_second_submit_of_the_same_try_is_stored_once_and_keeps_the_first(stor
     assert [(a.answer, a.try_no) for a in store.quiz_answers(tok)] == [("a", 1)]
 
 
-def test_start_over_deletes_every_record_and_keeps_the_token(store):
+def test_start_over_opens_a_new_attempt_that_reads_empty_and_keeps_every_earlier_record(store):
     tok = store.new_student("Bo", "c1")
     other = store.new_student("Cy", "c1")
     for t in (tok, other):
         store.record_answer(t, "q1", "a", 1, True)
         store.save_draft(t, "t1", "f", "text")
         store.record_grading(t, "t1", True, {"c": True})
+        store.self_assess(t, "t1", "f", "met")
         store.record_prediction(t, "p1", 1.0, 2.0)
         store.reach_milestone(t, "m1")
+    store.mark("c1", tok, "t1", "f", "ok")
     poll = store.open_poll("c1", "p1")
     store.answer_poll(poll, tok, 5.0)
     store.start_over(tok)
-    assert store.student(tok).name == "Bo"
-    assert (store.quiz_answers(tok), store.drafts(tok), store.gradings(tok), store.predictions(tok),
-            store.milestones(tok), store.poll_values(poll)) == ([], {}, {}, {}, set(), [])
+    me = store.student(tok)
+    assert (me.name, me.attempt, me.quiz_attempt) == ("Bo", 2, 2)
+    assert (store.quiz_answers(tok), store.drafts(tok), store.gradings(tok), store.self_assessments(tok),
+            store.marks(tok), store.predictions(tok), store.milestones(tok)) == ([], {}, {}, {}, {}, {}, set())
+    assert store.poll_values(poll) == [5.0]  # the class's poll is not the student's progress
     assert len(store.quiz_answers(other)) == 1 and store.milestones(other) == {"m1"}
+
+    store.record_answer(tok, "q1", "b", 1, False)  # the new attempt's first try is a row of its own
+    store.save_draft(tok, "t1", "f", "again")
+    assert [a.answer for a in store.quiz_answers(tok)] == ["b"] and store.drafts(tok) == {"t1": {"f": "again"}}
+    rows = list(csv.DictReader(io.StringIO(store.class_csv("c1"))))
+    mine = sorted((r["kind"], r["attempt"], r["latest"], r["answer"]) for r in rows if r["student"] == "student 1")
+    assert mine == [("prediction", "1", "False", "1.0"), ("quiz", "1", "False", '"a"'), ("quiz", "2", "True", '"b"'),
+                    ("worksheet", "1", "False", '{"c": true}')]
+    store.start_over(tok, 2, 2)  # the same attempt opened again (a write sent twice): nothing changes
+    assert (store.student(tok).attempt, store.drafts(tok)) == (2, {"t1": {"f": "again"}})
+
+
+def test_a_new_quiz_attempt_keeps_the_earlier_tries_and_the_rest_of_the_progress(store):
+    tok = store.new_student("Di", "c1")
+    store.record_answer(tok, "q1", "a", 1, False)
+    store.save_draft(tok, "t1", "f", "text")
+    store.clear_quiz(tok)
+    assert (store.student(tok).attempt, store.student(tok).quiz_attempt) == (1, 2)
+    assert store.quiz_answers(tok) == [] and store.drafts(tok) == {"t1": {"f": "text"}}
+    store.record_answer(tok, "q1", "b", 1, True)
+    store.record_answer(tok, "q1", "late", 2, True, quiz_attempt=1)  # a write that waited lands where it was made
+    assert [(a.answer, a.try_no) for a in store.quiz_answers(tok)] == [("b", 1)]
+    q, now = store.class_quiz("c1")["q1"], store.class_quiz("c1", latest=True)["q1"]
+    assert (q["first_try_correct"], q["second_try_correct"], q["answers"]) == (0, 1, {"a": 1})
+    assert (now["first_try_correct"], now["answers"]) == (1, {"b": 1})
+    with pytest.raises(StorageError) as err:  # an attempt not opened yet
+        store.record_answer(tok, "q2", "x", 1, True, quiz_attempt=3)
+    assert (err.value.code, err.value.params) == ("bad_value", {"field": "attempt"})
 
 
 def test_a_database_from_a_newer_version_is_refused_with_both_versions(store_url):

@@ -115,16 +115,19 @@ def test_a_trace_arriving_beyond_the_run_limit_is_refused_not_run():
 ARGS = {  # method -> the kind of each argument
     "new_student": ("name", "code"), "ensure_student": ("token", "name", "code", "number"),
     "student": ("token",), "update_student": ("token", "name", "code"),
-    "start_over": ("token",), "record_answer": ("token", "id", "answer", "try", "flag"), "clear_quiz": ("token",),
-    "quiz_answers": ("token",), "save_draft": ("token", "id", "id", "text"), "drafts": ("token",),
-    "record_grading": ("token", "id", "flag", "criteria"), "gradings": ("token",),
-    "record_prediction": ("token", "id", "number", "number"), "set_measured": ("token", "id", "number"),
-    "predictions": ("token",), "reach_milestone": ("token", "id"), "milestones": ("token",),
-    "class_quiz": ("code",), "class_worksheets": ("code",), "class_predictions": ("code",),
-    "class_csv": ("code", "flag"), "class_size": ("code",), "open_poll": ("code", "id"), "current_poll": ("code",),
+    "start_over": ("token", "attempt", "attempt"), "record_answer": ("token", "id", "answer", "try", "flag", "attempt"),
+    "clear_quiz": ("token", "attempt"),
+    "quiz_answers": ("token",), "save_draft": ("token", "id", "id", "text", "attempt"), "drafts": ("token",),
+    "record_grading": ("token", "id", "flag", "criteria", "attempt"), "gradings": ("token",),
+    "record_prediction": ("token", "id", "number", "number", "attempt"),
+    "set_measured": ("token", "id", "number", "attempt"),
+    "predictions": ("token",), "reach_milestone": ("token", "id", "attempt"), "milestones": ("token",),
+    "class_quiz": ("code", "flag"), "class_worksheets": ("code", "flag"), "class_predictions": ("code", "flag"),
+    "class_csv": ("code", "flag"), "class_attempts": ("code", "flag"), "class_size": ("code",),
+    "open_poll": ("code", "id"), "current_poll": ("code",),
     "latest_poll": ("code",), "answer_poll": ("poll", "token", "number"), "poll_values": ("poll",),
     "close_poll": ("poll", "number"), "reveal_poll": ("poll", "number"), "fail_poll": ("poll",),
-    "self_assess": ("token", "id", "id", "assessment"),
+    "self_assess": ("token", "id", "id", "assessment", "attempt"),
     "self_assessments": ("token",), "mark": ("code", "token", "id", "id", "mark", "text"), "marks": ("token",),
     "class_explanations": ("code",),
 }
@@ -158,7 +161,7 @@ def test_the_store_raises_only_storage_error_for_any_input(store, data, method):
     token = store.new_student("Ada", "room-1")
     valid = {"token": token, "name": "Ada", "code": "room-1", "id": "q-static-01", "text": "because", "number": 0.5,
              "try": 1, "flag": True, "criteria": {"evidence": True}, "answer": ["b"], "mark": "ok",
-             "assessment": "met", "poll": store.open_poll("room-1", "p-1")}
+             "assessment": "met", "attempt": 1, "poll": store.open_poll("room-1", "p-1")}
     kinds = ARGS[method]
     bad = data.draw(st.integers(0, len(kinds) - 1))
     args = [data.draw(STORE_HOSTILE) if i == bad else valid[kind] for i, kind in enumerate(kinds)]

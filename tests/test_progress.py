@@ -202,14 +202,14 @@ def test_an_imported_quiz_answer_is_graded_here_not_taken_on_trust():
     assert [(a.try_no, a.correct) for a in get_store().quiz_answers(new)] == [(1, False)]
 
 
-def test_home_sets_a_name_and_class_code_and_start_over_clears_the_saved_progress():
+def test_home_sets_a_name_and_class_code_and_start_over_opens_a_new_attempt_keeping_the_first():
     at = session(path="")
     at.text_input(key="progress.name").input("Lin 林")
     at.text_input(key="progress.class_code").input("cs-2026")
     next(b for b in at.button if b.label == STRINGS["progress.start"]["en"]).click().run()
     tok = at.session_state["progress.token"]
     me = get_store().student(tok)
-    assert (me.name, me.class_code) == ("Lin 林", "cs-2026")
+    assert (me.name, me.class_code, me.attempt) == ("Lin 林", "cs-2026", 1)
     q = next(q for q in load_quiz("en") if q.type == "single")
     get_store().record_answer(tok, q.id, q.answer, 1, True)
     get_store().reach_milestone(tok, "quiz-finished")
@@ -217,9 +217,65 @@ def test_home_sets_a_name_and_class_code_and_start_over_clears_the_saved_progres
     at.button(key="progress.start_over").click().run()
     assert not at.exception
     assert get_store().quiz_answers(tok) == [] and get_store().milestones(tok) == set()
-    assert get_store().student(tok).name == "Lin 林" and at.session_state["progress.token"] == tok
+    me = get_store().student(tok)
+    assert (me.name, me.attempt, me.quiz_attempt) == ("Lin 林", 2, 2) and at.session_state["progress.token"] == tok
+    assert get_store().class_quiz("cs-2026")[q.id]["first_try_correct"] == 1  # the first attempt is kept
     # (AppTest reruns only the page after the first run, so app.py's notices() would show this on the next run)
     assert at.session_state["progress.notice"][1] == "progress.started_over"
+
+
+def test_after_start_over_the_students_pages_show_only_the_new_attempt():
+    at = session()
+    first, second = choice_questions(at)[:2]
+    submit(at, first, (first.answer + 1) % len(first.options))
+    submit(at, second, second.answer)
+    tok = at.session_state["progress.token"]
+    code = f"retake-{tok[:6]}"
+    get_store().update_student(tok, "R", code)
+    at.switch_page("pages/tasks.py").run()
+    task = load_tasks("en")[0]
+    field = next(f for f in task.fields if f.kind == "long")
+    at.text_area(key=f"task.{task.id}.{field.id}").input("The first attempt's answer.").run()
+    assert get_store().drafts(tok) == {task.id: {field.id: "The first attempt's answer."}}
+
+    at.switch_page("pages/home.py").run()
+    at.button(key="progress.start_over").click().run()
+    at.switch_page("pages/quiz.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["quiz.attempt"].results == {}
+    submit(at, first, first.answer)  # the retake, right at once
+    at.switch_page("pages/tasks.py").run()
+    assert at.text_area(key=f"task.{task.id}.{field.id}").value == ""
+
+    back = session(link=tok)  # the link, opened again: the new attempt only
+    attempt = back.session_state["quiz.attempt"]
+    assert set(attempt.results) == {first.id} and attempt.results[first.id].correct and attempt.tries[first.id] == 1
+    assert (back.session_state["progress.attempt_no"], back.session_state["progress.quiz_attempt_no"]) == (2, 2)
+    back.switch_page("pages/tasks.py").run()
+    assert back.text_area(key=f"task.{task.id}.{field.id}").value == ""
+    assert back.session_state["answers"] == {}
+
+    q = get_store().class_quiz(code)  # the class view: the first attempt as it was, and the retake as latest
+    now = get_store().class_quiz(code, latest=True)
+    assert (q[first.id]["first_try_correct"], now[first.id]["first_try_correct"]) == (0, 1)
+    assert q[second.id]["first_try_correct"] == 1 and second.id not in now
+
+
+def test_the_quizs_start_over_opens_a_new_quiz_attempt_and_keeps_the_earlier_tries():
+    at = session()
+    q = choice_questions(at)[0]
+    submit(at, q, (q.answer + 1) % len(q.options))
+    tok = at.session_state["progress.token"]
+    code = f"quiz-{tok[:6]}"
+    get_store().update_student(tok, "Q", code)
+    at.button(key="quiz.restart").click().run()
+    assert at.session_state["quiz.attempt"].results == {}
+    submit(at, q, q.answer)
+    assert [(a.try_no, a.correct) for a in get_store().quiz_answers(tok)] == [(1, True)]
+    me = get_store().student(tok)
+    assert (me.attempt, me.quiz_attempt) == (1, 2)  # the quiz only: the rest of the progress is the same attempt
+    first, latest = get_store().class_quiz(code)[q.id], get_store().class_quiz(code, latest=True)[q.id]
+    assert (first["first_try_correct"], latest["first_try_correct"]) == (0, 1)
 
 
 def test_an_oversized_draft_is_refused_with_a_message_and_not_stored():

@@ -2,6 +2,8 @@
 a SQLite file deleted or replaced is noticed and opened anew, and the sessions write their progress into it again;
 a PostgreSQL server stopped mid-session keeps the answers in the session, retries them, and the warning goes once
 they are saved. Every answer is read back from a Store opened afresh, as after a restart."""
+import csv
+import io
 import os
 import time
 from pathlib import Path
@@ -174,30 +176,61 @@ def test_progress_loaded_from_a_link_is_written_again_into_a_new_file_with_the_s
 
 # -- the outbox's journal ------------------------------------------------------------------------------------------
 
-def test_the_journal_keeps_one_write_per_row_and_what_a_clear_or_start_over_deletes_goes():
+def test_the_journal_keeps_one_write_per_row_and_a_clear_or_start_over_opens_the_next_attempt_dropping_nothing():
     box, tok = Outbox(), new_token()
     box.add("ensure_student", tok, "", "", 1.0)
-    box.add("record_answer", tok, "q-1", "a", 1, False)
-    box.add("record_answer", tok, "q-1", "b", 1, True)  # the same try again: the first stays (the store's rule too)
-    box.add("record_answer", tok, "q-1", "b", 2, True)
+    box.add("record_answer", tok, "q-1", "a", 1, False, 1)
+    box.add("record_answer", tok, "q-1", "b", 1, True, 1)  # the same try again: the first stays (the store's rule too)
+    box.add("record_answer", tok, "q-1", "b", 2, True, 1)
     for text in ("a", "ab", "abc"):
-        box.add("save_draft", tok, "t", "f", text)
-    box.add("record_prediction", tok, "p", 1.0)
-    box.add("set_measured", tok, "p", 2.0)
-    box.add("set_measured", tok, "other", 2.0)
-    box.add("record_prediction", tok, "p", 3.0)  # sets measured too: the earlier set_measured of p is moot
+        box.add("save_draft", tok, "t", "f", text, 1)
+    box.add("record_prediction", tok, "p", 1.0, None, 1)
+    box.add("set_measured", tok, "p", 2.0, 1)
+    box.add("set_measured", tok, "other", 2.0, 1)
+    box.add("record_prediction", tok, "p", 3.0, None, 1)  # sets measured too: the earlier set_measured of p is moot
     assert [(o.method, o.args[1:]) for o in box.ops] == [
-        ("ensure_student", ("", "", 1.0)), ("record_answer", ("q-1", "a", 1, False)),
-        ("record_answer", ("q-1", "b", 2, True)), ("save_draft", ("t", "f", "abc")),
-        ("set_measured", ("other", 2.0)), ("record_prediction", ("p", 3.0))]
-    box.add("clear_quiz", tok)
-    assert [o.method for o in box.ops] == ["ensure_student", "save_draft", "set_measured", "record_prediction",
-                                           "clear_quiz"]
-    box.add("record_answer", tok, "q-1", "c", 1, True)  # a new attempt's first try is a new write
-    box.add("start_over", tok)
-    assert [o.method for o in box.ops] == ["ensure_student", "start_over"]
+        ("ensure_student", ("", "", 1.0)), ("record_answer", ("q-1", "a", 1, False, 1)),
+        ("record_answer", ("q-1", "b", 2, True, 1)), ("save_draft", ("t", "f", "abc", 1)),
+        ("set_measured", ("other", 2.0, 1)), ("record_prediction", ("p", 3.0, None, 1))]
+    box.add("clear_quiz", tok, 2)
+    box.add("record_answer", tok, "q-1", "c", 1, True, 2)  # a new quiz attempt's first try is a new write
+    box.add("start_over", tok, 2, 3)
+    box.add("save_draft", tok, "t", "f", "new", 2)  # the new attempt's draft: the first attempt's stays
+    assert [o.method for o in box.ops] == ["ensure_student", "record_answer", "record_answer", "save_draft",
+                                           "set_measured", "record_prediction", "clear_quiz", "record_answer",
+                                           "start_over", "save_draft"]
+    box.add("start_over", tok, 2, 3)  # opened already: nothing more to send
+    assert len(box.ops) == 10
+    with pytest.raises(ValueError):
+        box.add("start_over", tok)  # "the next one" is not idempotent: only by its number
     with pytest.raises(ValueError):
         box.add("submit_policy", tok)  # not idempotent: never retried
+
+
+def test_writes_that_waited_land_in_the_attempt_they_were_made_in_whatever_came_before_they_went(sqlite_file):
+    _, url = sqlite_file
+    store = Store(url)
+    ada = Session(store)
+    box, tok = ada.box, ada.token
+    # queued while the database was away: an answer and a draft of the first attempt, a start over, the retake
+    box.add("record_answer", tok, "q-1", "wrong", 1, False, 1)
+    box.add("save_draft", tok, "t", "f", "first", 1)
+    box.add("start_over", tok, 2, 2)
+    box.add("record_answer", tok, "q-1", "right", 1, True, 2)
+    box.add("save_draft", tok, "t", "f", "second", 2)
+    assert ada.rerun() == [] and box.pending == 0
+    assert [a.answer for a in store.quiz_answers(tok)] == ["right"] and store.drafts(tok) == {"t": {"f": "second"}}
+    other_tab = Outbox()  # a tab still on the first attempt: its write goes there, not into the retake
+    other_tab.add("record_answer", tok, "q-2", "late", 1, True, 1)
+    assert other_tab.flush(store) == []
+    assert [a.question_id for a in store.quiz_answers(tok)] == ["q-1"]
+    rows = {(r["item"], r["attempt"], r["answer"]) for r in csv.DictReader(io.StringIO(store.class_csv("room-1")))}
+    assert rows == {("q-1", "1", '"wrong"'), ("q-1", "2", '"right"'), ("q-2", "1", '"late"')}
+    store.close()
+
+    again = Store(url)  # a restart reads the same attempts
+    assert again.student(tok).attempt == 2 and again.drafts(tok) == {"t": {"f": "second"}}
+    again.close()
 
 
 def test_a_write_refused_for_its_content_is_dropped_and_said_the_rest_go_through(sqlite_file):

@@ -78,9 +78,12 @@ def live(db, code: str, show_names: bool) -> None:
     try:
         size = db.class_size(code)
         quiz, tasks, preds = db.class_quiz(code), db.class_worksheets(code), db.class_predictions(code)
+        latest = {"quiz": db.class_quiz(code, latest=True), "tasks": db.class_worksheets(code, latest=True),
+                  "preds": db.class_predictions(code, latest=True)}
         poll = db.latest_poll(code)
         poll_values = db.poll_values(poll.id) if poll else []
         table = db.class_csv(code, show_names=show_names)
+        attempts = db.class_attempts(code, show_names=show_names)
     except StorageError as e:
         st.error(message(e))
         return
@@ -91,15 +94,15 @@ def live(db, code: str, show_names: bool) -> None:
     tabs = st.tabs([t("cv.tab.quiz"), t("cv.tab.tasks"), t("cv.tab.predictions"), t("cv.tab.poll"),
                     t("cv.tab.students")])
     with tabs[0]:
-        _quiz(quiz)
+        _quiz(quiz, latest["quiz"])
     with tabs[1]:
-        _tasks(tasks)
+        _tasks(tasks, latest["tasks"])
     with tabs[2]:
-        _predictions(preds)
+        _predictions(preds, latest["preds"])
     with tabs[3]:
         _poll(poll, poll_values)
     with tabs[4]:
-        _students(table)
+        _students(table, attempts)
 
 
 def _stored(answer):
@@ -189,7 +192,8 @@ def _short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
-def _quiz(quiz: dict) -> None:
+def _quiz(quiz: dict, latest: dict) -> None:
+    """Per question, the students' first attempts (its chart and first line) and their latest (a second line)."""
     if not quiz:
         st.info(t("cv.no_quiz"))
         return
@@ -202,8 +206,11 @@ def _quiz(quiz: dict) -> None:
         with cols[n % 2].container(border=True, key=f"{PAGE}-q-{qid}"):
             heading = f"**{number}. {_short(question.prompt)}**" if question else f"**{qid}**"
             st.markdown(heading, help=question.prompt if question else None)
+            now = latest.get(qid, {})
             st.caption(t("cv.question_line", n=entry["students"], first=entry["first_try_correct"],
-                         second=entry["second_try_correct"]))
+                         second=entry["second_try_correct"]), help=t("cv.first_help"))
+            st.caption(t("cv.question_line_latest", n=now.get("students", 0), first=now.get("first_try_correct", 0),
+                         second=now.get("second_try_correct", 0)), help=t("cv.latest_help"))
             measured = measured_text(question, entry["answers"])
             if measured is not None:
                 st.caption(t("cv.quiz_measured", value=measured))
@@ -231,7 +238,7 @@ def _in_order(question, answers: dict) -> list:
     return sorted(items, key=number)
 
 
-def _tasks(tasks: dict) -> None:
+def _tasks(tasks: dict, latest: dict) -> None:
     if not tasks:
         st.info(t("cv.no_tasks"))
         return
@@ -242,7 +249,10 @@ def _tasks(tasks: dict) -> None:
         field_labels = {f.id: f.label for f in task.fields} if task else {}
         with cols[n % 2].container(border=True, key=f"{PAGE}-task-{task_id}"):
             st.markdown(f"**{task.title if task else task_id}**")
-            st.caption(t("cv.task_line", n=entry["students"], passed=entry["passed"]))
+            st.caption(t("cv.task_line", n=entry["students"], passed=entry["passed"]), help=t("cv.first_help"))
+            now = latest.get(task_id, {})
+            st.caption(t("cv.task_line_latest", n=now.get("students", 0), passed=now.get("passed", 0)),
+                       help=t("cv.latest_help"))
             passed = {_criterion_label(name, field_labels): k for name, k in entry["criteria"].items()}
             if passed:
                 st.plotly_chart(criteria_bars(passed, entry["students"], {"students": t("cv.count")}),
@@ -263,7 +273,7 @@ def _question(prompt_id: str) -> str:
     return moment.predict.get(lang(), prompt_id) if moment and moment.predict else prompt_id
 
 
-def _predictions(preds: dict) -> None:
+def _predictions(preds: dict, latest: dict) -> None:
     if not preds:
         st.info(t("cv.no_predictions"))
         return
@@ -271,7 +281,9 @@ def _predictions(preds: dict) -> None:
     for n, (prompt_id, entry) in enumerate(sorted(preds.items())):
         with cols[n % 2].container(border=True, key=f"{PAGE}-pred-{prompt_id}"):
             st.markdown(f"**{moments.title(prompt_id)}** — {_question(prompt_id)}")
-            st.caption(t("cv.prediction_line", n=len(entry["values"])))
+            st.caption(t("cv.prediction_line", n=len(entry["values"])), help=t("cv.first_help"))
+            st.caption(t("cv.prediction_line_latest", n=len(latest.get(prompt_id, {}).get("values", ()))),
+                       help=t("cv.latest_help"))
             st.plotly_chart(prediction_histogram(entry["values"], entry["measured"], histogram_labels(prompt_id)),
                             key=f"{PAGE}.pred.{prompt_id}", config={"displayModeBar": False})
 
@@ -291,15 +303,17 @@ def _poll(poll, values: list[float]) -> None:
                     config={"displayModeBar": False})
 
 
-def _students(table: str) -> None:
-    rows = list(csv.DictReader(io.StringIO(table)))
-    if not rows:
+def _students(table: str, attempts: dict[str, tuple[int, int]]) -> None:
+    """Every student: how many records their current attempt holds of each kind, and how many attempts (and quiz
+    attempts) they have opened."""
+    if not attempts:
         st.info(t("cv.no_students"))
         return
-    per: dict[str, dict[str, int]] = {}
-    for row in rows:
-        counts = per.setdefault(row["student"], {"quiz": 0, "worksheet": 0, "prediction": 0})
-        counts[row["kind"]] = counts.get(row["kind"], 0) + 1
+    per = {name: {"quiz": 0, "worksheet": 0, "prediction": 0} for name in attempts}
+    for row in csv.DictReader(io.StringIO(table)):
+        if row["latest"] == "True" and row["student"] in per:
+            per[row["student"]][row["kind"]] += 1
     st.dataframe([{t("cv.tab.students"): name, t("cv.tab.quiz"): c["quiz"], t("cv.tab.tasks"): c["worksheet"],
-                   t("cv.tab.predictions"): c["prediction"]} for name, c in per.items()],
+                   t("cv.tab.predictions"): c["prediction"], t("cv.attempts"): attempts[name][0],
+                   t("cv.quiz_attempts"): attempts[name][1]} for name, c in per.items()],
                  hide_index=True, key=f"{PAGE}.students")

@@ -12,6 +12,8 @@ RETRIED = "progress.retried"  # this run's retry() has sent the writes that wait
 PROBED = "progress.probed"  # the store was tried once this session
 IMPORTED = "progress.imported"  # the file id of the last progress file imported
 MILESTONES = "progress.milestones"  # set of milestone ids reached
+ATTEMPT_NO = "progress.attempt_no"  # the student's attempt this session writes into (start over opens the next)
+QUIZ_ATTEMPT_NO = "progress.quiz_attempt_no"  # the quiz attempt this session writes its tries into
 MEASURED_PREFIX = "progress.measured."  # + moment id: the measured value last stored for a prediction
 
 ANSWERS = "answers"  # worksheets: task id -> field id -> text (outlives the widgets)

@@ -13,7 +13,7 @@ from lessons import load_moments, load_quiz, load_tasks
 from lessons.answers_markdown import answers_from_markdown, answers_to_markdown
 from lessons.predictions import Prediction
 from ui.progress import keys, quiz_state, unsaved, worksheet_state
-from ui.progress.saved import forget_session_progress, link, prediction, quiz_answer, token, with_store
+from ui.progress.saved import link, prediction, quiz_answer, started_over, token, with_store
 from ui.shell.i18n import lang, t
 
 QUIZ_SECTION, PRED_SECTION = "quiz-answers", "predictions"  # extra sections of the Markdown export
@@ -83,11 +83,8 @@ def _json(raw: str):
 
 
 def _start_over() -> None:
-    tok = token(create=False)
-    if tok:
-        unsaved.send("start_over", tok)
-    forget_session_progress()
-    st.session_state[keys.NOTICE] = ("warning", "progress.started_over", {})
+    if started_over():
+        st.session_state[keys.NOTICE] = ("warning", "progress.started_over", {})
 
 
 def _save_profile(name_key: str, class_key: str) -> None:

@@ -71,6 +71,25 @@ def token(create: bool = True) -> str | None:
     return unsaved.new_student()
 
 
+def attempts() -> tuple[int | None, int | None]:
+    """The attempt and the quiz attempt this session's writes go into (set when the student is loaded or made;
+    read from the store should the session not hold them). None while neither can say: a write then goes into
+    the student's current attempt, never a guessed one."""
+    ss = st.session_state
+    if ss.get(keys.ATTEMPT_NO) is None or ss.get(keys.QUIZ_ATTEMPT_NO) is None:
+        tok = token(create=False)
+        me = with_store(lambda store: store.student(tok)) if tok else None
+        if me is None:
+            return None, None
+        ss[keys.ATTEMPT_NO], ss[keys.QUIZ_ATTEMPT_NO] = me.attempt, me.quiz_attempt
+    return ss[keys.ATTEMPT_NO], ss[keys.QUIZ_ATTEMPT_NO]
+
+
+def _cannot_open_attempt() -> None:
+    """A new attempt is opened by its number; while the store cannot say which is next, the page says so."""
+    st.session_state[NOTICE] = ("error", "progress.attempt_unknown", {})
+
+
 # -- loading a student's progress into the session ----------------------------------------------------------
 
 _SESSION_PREFIXES = (keys.QUIZ_PREFIX, keys.TASK_PREFIX, keys.SELF_ASSESS_PREFIX, keys.PREDICTION_WIDGET_PREFIX,
@@ -118,6 +137,7 @@ def load(store, tok: str) -> None:
     """Put the student's stored progress where the pages read it."""
     ss = st.session_state
     saved = Progress.read(store, tok)
+    ss[keys.ATTEMPT_NO], ss[keys.QUIZ_ATTEMPT_NO] = saved.student.attempt, saved.student.quiz_attempt
     _load_quiz(saved.answers)
     ss[keys.ANSWERS] = saved.drafts  # the worksheet page seeds its (absent) widgets from here
     ss[keys.SUBMITTED] = set(saved.gradings)  # tasks submitted before: their rubric shows again
@@ -181,19 +201,41 @@ def quiz_answer(question, answer, measured: float | None, attempt: Attempt) -> N
     tok = token()
     if tok:
         send("record_answer", tok, question.id, stored, attempt.tries[question.id],
-             attempt.results[question.id].correct)
+             attempt.results[question.id].correct, attempts()[1])
 
 
 def quiz_restarted() -> None:
+    """A new quiz attempt: the next quiz attempt opened; the earlier one's tries stay in the store."""
     tok = token(create=False)
+    if tok and attempts()[1] is None:
+        _cannot_open_attempt()
+    elif tok:
+        quiz_n = attempts()[1] + 1
+        send("clear_quiz", tok, quiz_n)
+        st.session_state[keys.QUIZ_ATTEMPT_NO] = quiz_n
+
+
+def started_over() -> bool:
+    """A new attempt of everything (the Home page's "start over"): the next attempt and quiz attempt opened, the
+    session's progress forgotten; every earlier attempt stays in the store. False (and nothing forgotten) when
+    the next attempt's number cannot be known now."""
+    ss = st.session_state
+    tok = token(create=False)
+    if tok and attempts()[0] is None:
+        _cannot_open_attempt()
+        return False
     if tok:
-        send("clear_quiz", tok)
+        n, quiz_n = (k + 1 for k in attempts())
+        send("start_over", tok, n, quiz_n)
+        ss[keys.ATTEMPT_NO], ss[keys.QUIZ_ATTEMPT_NO] = n, quiz_n
+    forget_session_progress()
+    return True
 
 
 def draft(task_id: str, field_id: str, text: str) -> None:
     tok = token()
     if tok:
-        send("save_draft", tok, task_id, field_id, text)
+        send("save_draft", tok, task_id, field_id, text, attempts()[0])
 
 
 def worksheet_status(task, status) -> None:
@@ -202,7 +244,7 @@ def worksheet_status(task, status) -> None:
              **{f"{fid}.self_assessed": e.self_assessment == "met" for fid, e in status.explanations.items()}}
     tok = token()
     if tok:
-        send("record_grading", tok, task.id, status.complete, parts)
+        send("record_grading", tok, task.id, status.complete, parts, attempts()[0])
     if task.milestone and status.complete:
         milestone(f"task:{task.id}")
 
@@ -210,7 +252,7 @@ def worksheet_status(task, status) -> None:
 def self_assessed(task_id: str, field_id: str, value: str) -> None:
     tok = token()
     if tok:
-        send("self_assess", tok, task_id, field_id, value)
+        send("self_assess", tok, task_id, field_id, value, attempts()[0])
 
 
 def me():
@@ -232,7 +274,7 @@ def prediction(moment, made: Prediction) -> None:
     value = made.value if isinstance(made.value, (int, float)) else moment.predict["choices"].index(made.value)
     tok = token()
     if tok:
-        send("record_prediction", tok, moment.id, value)
+        send("record_prediction", tok, moment.id, value, None, attempts()[0])
 
 
 def measured(moment_id: str, value) -> None:
@@ -242,7 +284,7 @@ def measured(moment_id: str, value) -> None:
         ss[keys.MEASURED_PREFIX + moment_id] = value
         moment = load_moments()[moment_id]
         number = value if isinstance(value, (int, float)) else moment.predict["choices"].index(value)
-        send("set_measured", tok, moment_id, number)
+        send("set_measured", tok, moment_id, number, attempts()[0])
 
 
 def milestone(milestone_id: str) -> None:
@@ -253,7 +295,7 @@ def milestone(milestone_id: str) -> None:
     reached.add(milestone_id)
     tok = token(create=False)
     if tok:
-        send("reach_milestone", tok, milestone_id)
+        send("reach_milestone", tok, milestone_id, attempts()[0])
 
 
 # -- what the student sees ------------------------------------------------------------------------------------------

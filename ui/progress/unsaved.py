@@ -60,10 +60,11 @@ def new_student(name: str = "", class_code: str = "") -> str:
     ss = st.session_state
     tok = ss[TOKEN] = new_token()
     st.query_params["s"] = tok
+    ss[keys.ATTEMPT_NO] = ss[keys.QUIZ_ATTEMPT_NO] = 1  # a new student's first attempt
     box = ss[keys.OUTBOX] = Outbox()
     box.add("ensure_student", tok, name, class_code, time.time())
     for mid in sorted(ss.get(keys.MILESTONES, set())):
-        box.add("reach_milestone", tok, mid)
+        box.add("reach_milestone", tok, mid, 1)
     flush()
     return tok
 
