@@ -97,7 +97,7 @@ def test_a_worksheet_task_is_complete_only_with_checked_evidence_and_a_self_asse
     fill(at, task.id, "kv_waste_paged", "0.0")  # a figure the run did not measure
     at.button(key=f"tasks.check.{task.id}").click().run()
     shown = " ".join(m.value for m in [*at.markdown, *at.error])
-    assert "“KV waste, paged”: you wrote 0.0, but #2 measured" in shown
+    assert "“KV waste, paged”: 0.0 does not match what #2 measured." in shown  # never the value itself
     assert "Milestones: 0 / 3" in at.get("progress")[0].proto.text
 
 
