@@ -32,6 +32,7 @@ class TaskStatus:
     guessed: tuple[str, ...] = ()  # choice field ids right only after their free try (lessons/evidence/tries.py)
     explanations: dict[str, Explanation] = field(default_factory=dict)
     in_class: bool = False
+    goal_attempts: int = 0  # goals checked, a goal changed after its results were shown counting anew
 
     @property
     def complete(self) -> bool:
@@ -72,4 +73,4 @@ def task_status(task: Task, answers: dict, evidence: Verdict | None, self_assess
         tuple(f.id for f in facts if tries is not None and choices[f.id] and tries.guessed(f)),
         {f.id: Explanation(bool(normalize(answers.get(f.id) or "")), self_assessed.get(f.id), marks.get(f.id))
          for f in task.explanations()},
-        in_class=in_class)
+        in_class=in_class, goal_attempts=tries.goal_attempts if tries is not None else 0)

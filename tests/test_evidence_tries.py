@@ -69,3 +69,15 @@ def test_a_choice_changed_after_its_check_waits_for_the_next(task):
 def test_unreadable_tries_count_as_none(stored):
     tries = Tries.from_json(stored)
     assert tries.checks == 0 and tries.choices == {} and tries.goal == "" and tries.goal_attempts == 0
+
+
+def test_a_goal_changed_after_its_results_were_shown_is_a_new_attempt():
+    from lessons.evidence.checks import parse_goal
+    goal_task = next(t for t in load_tasks("en") if t.id == "chat-slo-goal")
+    form = {"ttft_max": "10", "throughput_mode": "pct_of_fcfs", "throughput_min": "90",
+            "fairness_mode": "report_slowdown", "fairness_bound": "3", "policy": "priority"}
+    tries = Tries()
+    for answers, attempts in ((form, 1), (form, 1), ({**form, "ttft_max": "4"}, 2), ({**form, "ttft_max": "4"}, 2)):
+        tries.checked(evidence(False), answers, goal=parse_goal(answers)[0].to_json())
+        assert tries.goal_attempts == attempts
+    assert task_status(goal_task, form, evidence(), {}, {}, tries=Tries.from_json(tries.to_json())).goal_attempts == 2

@@ -254,7 +254,7 @@ def _criterion_label(name: str, field_labels: dict[str, str]) -> str:
     `field.self_assessed` reads "field label: self-assessed as met", `field.guessed` "field label: guessed through"."""
     field, _, part = name.partition(".")
     if not part:
-        return t(f"cv.part.{name}") if name in ("evidence", "choices") else name
+        return t(f"cv.part.{name}") if name in ("evidence", "choices", "goal_changed") else name
     known = part if part in ("self_assessed", "guessed") else None
     return f"{_short(field_labels.get(field, field), 30)}: {t(f'cv.part.{known}') if known else part}"
 

@@ -13,7 +13,7 @@ import streamlit as st
 
 from engine.lab.workload import PRESETS
 from lessons.evidence.checks import (Verdict, check_batching, check_effects, check_goal, check_paging, effect_specs,
-                                     goal_specs)
+                                     goal_specs, parse_goal)
 from lessons.evidence.messages import say
 from lessons.evidence.metrics import EFFECT_METRICS
 from lessons.evidence.runs import CHANGES
@@ -56,7 +56,9 @@ def check(task) -> Verdict:
     else:
         verdict = check_goal(answers, _measured(goal_specs(seed=seed)))
     so_far = tries(task)
-    so_far.checked(verdict, answers, [f for f in task.fields if f.kind == "choice" and f.answer])
+    goal = parse_goal(answers)[0] if task.evidence == "goal" else None
+    so_far.checked(verdict, answers, [f for f in task.fields if f.kind == "choice" and f.answer],
+                   goal.to_json() if goal else None)
     worksheet_state.keep(task.id, TRIES_FIELD, so_far.to_json())
     st.session_state.setdefault(VERDICTS, {})[task.id] = verdict
     worksheet_state.keep(task.id, CHECKED_FIELD, json.dumps({"inputs": _inputs(task), "verified": verdict.verified}))

@@ -118,6 +118,9 @@ def after_submit(task) -> None:
     if any(f.kind == "choice" and f.answer for f in task.fields):
         st.caption(t("tasks.choice_rule", check=t("tasks.check")))
     now = status(task)
+    if task.evidence == "goal":
+        st.caption(t("tasks.goal_rule", check=t("tasks.check")) + (
+            " " + t("tasks.goal_attempts", n=now.goal_attempts) if now.goal_attempts else ""))
     if now.complete:
         st.success(t("tasks.complete"))
     else:
