@@ -77,7 +77,8 @@ def test_a_goal_changed_after_its_results_were_shown_is_a_new_attempt():
     form = {"ttft_max": "10", "throughput_mode": "pct_of_fcfs", "throughput_min": "90",
             "fairness_mode": "report_slowdown", "fairness_bound": "3", "policy": "priority"}
     tries = Tries()
-    for answers, attempts in ((form, 1), (form, 1), ({**form, "ttft_max": "4"}, 2), ({**form, "ttft_max": "4"}, 2)):
-        tries.checked(evidence(False), answers, goal=parse_goal(answers)[0].to_json())
+    other_policy, tighter = {**form, "policy": "fcfs"}, {**form, "ttft_max": "4"}
+    for answers, attempts in ((form, 1), (form, 1), (other_policy, 1), (tighter, 2), (tighter, 2)):
+        tries.checked(evidence(False), answers, goal=parse_goal(answers)[0].terms())
         assert tries.goal_attempts == attempts
     assert task_status(goal_task, form, evidence(), {}, {}, tries=Tries.from_json(tries.to_json())).goal_attempts == 2

@@ -218,6 +218,10 @@ class Goal:
     def to_json(self) -> str:
         return json.dumps(self.__dict__, sort_keys=True)
 
+    def terms(self) -> str:
+        """The goal itself, as JSON: its numbers and measures, without the policy it is checked against."""
+        return json.dumps({k: v for k, v in self.__dict__.items() if k != "policy"}, sort_keys=True)
+
 
 def parse_goal(claims: dict) -> tuple[Goal | None, list[Finding]]:
     """The goal form's fields as a Goal, or the findings that say which field is wrong."""

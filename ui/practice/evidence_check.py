@@ -58,7 +58,7 @@ def check(task) -> Verdict:
     so_far = tries(task)
     goal = parse_goal(answers)[0] if task.evidence == "goal" else None
     so_far.checked(verdict, answers, [f for f in task.fields if f.kind == "choice" and f.answer],
-                   goal.to_json() if goal else None)
+                   goal.terms() if goal else None)
     worksheet_state.keep(task.id, TRIES_FIELD, so_far.to_json())
     st.session_state.setdefault(VERDICTS, {})[task.id] = verdict
     worksheet_state.keep(task.id, CHECKED_FIELD, json.dumps({"inputs": _inputs(task), "verified": verdict.verified}))
