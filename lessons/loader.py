@@ -93,9 +93,17 @@ class Task:
     bad_answers: dict  # field id -> list of off-topic or insufficient answers
     lang: str
     evidence: str | None = None  # which evidence check grades the task's runs and figures (EVIDENCE)
+    answers_by_change: dict = field(default_factory=dict)  # a workload change -> model answers of a feature's why
 
     def explanations(self) -> tuple[TaskField, ...]:
         return tuple(f for f in self.fields if f.kind == "long")
+
+    def model_answers_for(self, field_id: str, answers: dict) -> list[str]:
+        """The model answers to show beside `field_id`: a feature's "why_<i>" follows the change the student chose
+        as "change_<i>" (an answer about a long prompt does not fit a student who chose longer outputs)."""
+        prefix, _, number = field_id.rpartition("_")
+        change = (answers.get(f"change_{number}") or "").strip() if prefix == "why" else ""
+        return self.answers_by_change.get(change) or self.model_answers.get(field_id) or []
 
 
 @dataclass(frozen=True)
@@ -335,5 +343,7 @@ def load_tasks(lang: str) -> list[Task]:
                           check_link(d.get("link"), path, entry, pages, moments), fields,
                           _answer_lists(path, entry, d.get("model_answers") or {}, "model_answers", ids),
                           _answer_lists(path, entry, d.get("bad_answers") or {}, "bad_answers", ids), lang,
-                          d.get("evidence")))
+                          d.get("evidence"),
+                          _answer_lists(path, entry, d.get("model_answers_by_change") or {}, "model_answers_by_change",
+                                        list(d.get("model_answers_by_change") or {}))))
     return tasks

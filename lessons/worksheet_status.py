@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lessons.evidence.checks import Verdict
+from lessons.evidence.tries import Tries
 from lessons.loader import Task
 from lessons.reading import normalize
 
@@ -27,9 +28,11 @@ class Explanation:
 @dataclass(frozen=True)
 class TaskStatus:
     evidence: bool | None  # None: the task has no evidence part
-    choices: dict[str, bool] = field(default_factory=dict)  # choice field id -> right
+    choices: dict[str, bool] = field(default_factory=dict)  # choice field id -> right, as last checked
+    guessed: tuple[str, ...] = ()  # choice field ids right only after their free try (lessons/evidence/tries.py)
     explanations: dict[str, Explanation] = field(default_factory=dict)
     in_class: bool = False
+    goal_attempts: int = 0  # goals checked, a goal changed after its results were shown counting anew
 
     @property
     def complete(self) -> bool:
@@ -54,13 +57,20 @@ class TaskStatus:
 
 
 def task_status(task: Task, answers: dict, evidence: Verdict | None, self_assessed: dict, marks: dict,
-                in_class: bool = False) -> TaskStatus:
+                in_class: bool = False, tries: Tries | None = None) -> TaskStatus:
     """answers: field id -> text; self_assessed: field id -> value; marks: field id -> the instructor's mark.
-    evidence: the task's last evidence check (None before any)."""
+    evidence: the task's last evidence check (None before any); tries: its checks so far, which judge the
+    choices of fact (a choice is right once checked right; None: judged as they stand, for a task without checks)."""
     answers = answers or {}
+    facts = [f for f in task.fields if f.kind == "choice" and f.answer]
+    if tries is None:
+        choices = {f.id: (answers.get(f.id) or "").strip() == f.answer for f in facts}
+    else:
+        choices = {f.id: tries.choice_right(f, answers) for f in facts}
     return TaskStatus(
         None if task.evidence is None else bool(evidence and evidence.verified),
-        {f.id: (answers.get(f.id) or "").strip() == f.answer for f in task.fields if f.kind == "choice" and f.answer},
+        choices,
+        tuple(f.id for f in facts if tries is not None and choices[f.id] and tries.guessed(f)),
         {f.id: Explanation(bool(normalize(answers.get(f.id) or "")), self_assessed.get(f.id), marks.get(f.id))
          for f in task.explanations()},
-        in_class)
+        in_class=in_class, goal_attempts=tries.goal_attempts if tries is not None else 0)

@@ -50,14 +50,16 @@ def test_the_batching_table_passes_on_the_students_own_runs(batching):
     assert float(claims["throughput_continuous"]) > float(claims["throughput_fixed"])  # what the table teaches
 
 
-def test_a_changed_figure_is_named_with_what_the_run_measured(batching):
+def test_a_changed_figure_is_named_with_its_run_never_with_what_the_run_measured(batching):
     claims, runs, measured, _ = batching
     typed = f"{float(claims['throughput_fixed']) + 0.5:.2f}"
     verdict = check_batching({**claims, "throughput_fixed": typed}, runs, measured)
     bad = [f for f in verdict.findings if not f.ok]
     assert [f.code for f in bad] == ["figure_off"] and bad[0].params["field"] == "throughput_fixed"
+    assert claims["throughput_fixed"] not in str(bad[0].params)
     text = say(bad[0], "en", {"throughput_fixed": "Throughput, fixed batch"})
-    assert typed in text and claims["throughput_fixed"] in text and "#1" in text
+    assert typed in text and "#1" in text and "Throughput, fixed batch" in text
+    assert claims["throughput_fixed"] not in text and claims["throughput_fixed"] not in say(bad[0], "zh")
     assert "#1" in say(bad[0], "zh") and "测得" in say(bad[0], "zh")
 
 

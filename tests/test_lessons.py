@@ -550,3 +550,17 @@ def test_every_string_of_the_lessons_layer_is_in_both_languages_with_the_same_fi
     for key, by_lang in strings().items():
         assert set(by_lang) == {"zh", "en"}, key
         assert set(re.findall(r"{(\w+)}", by_lang["zh"])) == set(re.findall(r"{(\w+)}", by_lang["en"])), key
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_features_model_answer_follows_the_change_the_student_chose(lang):
+    from lessons.evidence.runs import CHANGES
+    task = by_id(TASKS[lang])["hard-requests"]
+    assert set(task.answers_by_change) == set(CHANGES)
+    chose = {"change_1": "longer-outputs", "change_2": "tighter-memory", "change_3": "no-such-change"}
+    assert task.model_answers_for("why_1", chose) == task.answers_by_change["longer-outputs"]
+    assert task.model_answers_for("why_2", chose) == task.answers_by_change["tighter-memory"]
+    assert task.model_answers_for("why_3", chose) == task.model_answers["why_3"]  # no known change: the default
+    for change, answers in task.answers_by_change.items():
+        for answer in answers:
+            assert check_field(task_field(task, "why_1"), answer, lang).passed, (change, answer)

@@ -70,7 +70,7 @@ def _figure(v: Verdict, claims: dict, field_id: str, metric: Metric, summary: di
     elif measured is None:
         v.add(False, "no_such_figure", field=field_id, run=run)
     elif abs(value - measured) > metric.tolerance(measured):
-        v.add(False, "figure_off", field=field_id, typed=text, measured=round(measured, metric.digits), run=run)
+        v.add(False, "figure_off", field=field_id, typed=text, run=run, metric=metric.id)  # never the value itself
     else:
         v.add(True, "figure_ok", field=field_id, measured=round(measured, metric.digits), run=run)
 
@@ -88,15 +88,19 @@ def _same_runs_but(v: Verdict, specs: dict[str, tuple[str, RunSpec]], differs: s
     return v.add(True, "same_workload", a=a_key, b=b_key, workload=a.workload)
 
 
-def _two_runs(v: Verdict, claims: dict, runs: dict, measured: dict, setting: str, columns: dict) -> dict:
+def _two_runs(v: Verdict, claims: dict, runs: dict, measured: dict, setting: str, columns: dict, seed: int) -> dict:
     """The runs the columns name (column -> the value `setting` must have there), checked to be the student's,
-    measured, of the right variant, and otherwise alike. Returns column -> (run name, spec) for those that are."""
+    of the student's own workload seed, measured, of the right variant, and otherwise alike. Returns column ->
+    (run name, spec) for those that are."""
     picked = {}
     for column, wanted in columns.items():
         spec = _named_run(v, claims, column, runs, measured)
         if spec is None:
             continue
         name, got = run_name(claims[f"{column}_run"].strip(), runs), getattr(spec.config(), setting)
+        if spec.seed != seed:  # another student's requests (a run copied in an import), or an old one
+            v.add(False, "not_your_variant", run=name, column=column)
+            continue
         if v.add(got == wanted, "right_variant" if got == wanted else "wrong_variant", run=name, column=column,
                  wanted=wanted, got=got):
             picked[column] = (name, spec)
@@ -105,10 +109,11 @@ def _two_runs(v: Verdict, claims: dict, runs: dict, measured: dict, setting: str
     return picked
 
 
-def check_batching(claims: dict, runs: dict[str, RunSpec], measured: dict[str, dict]) -> Verdict:
-    """compare-batching: a static and a continuous run of one workload; their throughput and mean wait."""
+def check_batching(claims: dict, runs: dict[str, RunSpec], measured: dict[str, dict], seed: int = 0) -> Verdict:
+    """compare-batching: a static and a continuous run of one workload, on the student's seed (runs.worksheet_seed);
+    their throughput and mean wait."""
     v = Verdict()
-    picked = _two_runs(v, claims, runs, measured, "batcher", {"fixed": "static", "continuous": "continuous"})
+    picked = _two_runs(v, claims, runs, measured, "batcher", {"fixed": "static", "continuous": "continuous"}, seed)
     for column, (name, spec) in picked.items():
         summary = measured[spec.key]
         _figure(v, claims, f"throughput_{column}", METRICS["throughput"], summary, name)
@@ -116,12 +121,12 @@ def check_batching(claims: dict, runs: dict[str, RunSpec], measured: dict[str, d
     return v
 
 
-def check_paging(claims: dict, runs: dict[str, RunSpec], measured: dict[str, dict]) -> Verdict:
+def check_paging(claims: dict, runs: dict[str, RunSpec], measured: dict[str, dict], seed: int = 0) -> Verdict:
     """paged-attention-purpose: a contiguous and a paged run at the same memory; running at once, KV waste,
     refusals; and the runs must show a difference (at a memory where both layouts fit everything, the
     comparison shows nothing)."""
     v = Verdict()
-    picked = _two_runs(v, claims, runs, measured, "kv_layout", {"contiguous": "contiguous", "paged": "paged"})
+    picked = _two_runs(v, claims, runs, measured, "kv_layout", {"contiguous": "contiguous", "paged": "paged"}, seed)
     for column, (name, spec) in picked.items():
         for row in ("running", "kv_waste", "refusals"):
             _figure(v, claims, f"{row}_{column}", METRICS[row], measured[spec.key], name)
@@ -135,27 +140,27 @@ def check_paging(claims: dict, runs: dict[str, RunSpec], measured: dict[str, dic
 
 
 # --- hard requests: a change per feature, and the metric it hurts ---------------------------------------------
-def effect_specs(claims: dict) -> dict[str, RunSpec]:
+def effect_specs(claims: dict, seed: int = 0) -> dict[str, RunSpec]:
     """The runs a hard-requests answer needs: "baseline", and "feature_<i>" for each feature whose change is a
-    known one. The baseline is the workload under continuous batching (the lab's default)."""
+    known one, all on the student's seed. The baseline is the workload under continuous batching (the default)."""
     try:
-        base = RunSpec((claims.get("workload") or "").strip())
+        base = RunSpec((claims.get("workload") or "").strip(), seed=seed)
     except SpecError:
         return {}
     out = {"baseline": base}
     for i in range(1, FEATURES + 1):
         change = (claims.get(f"change_{i}") or "").strip()
         if change in CHANGES:
-            out[f"feature_{i}"] = RunSpec(base.workload, change=change)
+            out[f"feature_{i}"] = RunSpec(base.workload, seed=seed, change=change)
     return out
 
 
-def check_effects(claims: dict, measured: dict[str, dict]) -> Verdict:
+def check_effects(claims: dict, measured: dict[str, dict], seed: int = 0) -> Verdict:
     """hard-requests: for each feature, the change made the named metric clearly worse for the named requests,
     against the baseline run; and the three changes are three different mechanisms. `measured` maps the
     names of effect_specs(claims) to their summaries."""
     v = Verdict()
-    specs = effect_specs(claims)
+    specs = effect_specs(claims, seed)
     if "baseline" not in specs:
         v.add(False, "no_workload")
         return v
@@ -213,6 +218,10 @@ class Goal:
     def to_json(self) -> str:
         return json.dumps(self.__dict__, sort_keys=True)
 
+    def terms(self) -> str:
+        """The goal itself, as JSON: its numbers and measures, without the policy it is checked against."""
+        return json.dumps({k: v for k, v in self.__dict__.items() if k != "policy"}, sort_keys=True)
+
 
 def parse_goal(claims: dict) -> tuple[Goal | None, list[Finding]]:
     """The goal form's fields as a Goal, or the findings that say which field is wrong."""
@@ -237,10 +246,10 @@ def parse_goal(claims: dict) -> tuple[Goal | None, list[Finding]]:
                 numbers["fairness_bound"], modes["policy"]), []
 
 
-def goal_specs(policies=POLICIES) -> dict[str, RunSpec]:
-    """The goal's runs: its workload under each policy (the student's pick, FCFS for "% of FCFS", and the rest
-    to see whether the goal tells policies apart at all)."""
-    return {p: RunSpec(GOAL_WORKLOAD, {"policy": p}) for p in policies}
+def goal_specs(policies=POLICIES, seed: int = 0) -> dict[str, RunSpec]:
+    """The goal's runs: its workload on the student's seed under each policy (the student's pick, FCFS for "% of
+    FCFS", and the rest to see whether the goal tells policies apart at all)."""
+    return {p: RunSpec(GOAL_WORKLOAD, {"policy": p}, seed) for p in policies}
 
 
 def goal_parts(goal: Goal, summary: dict, fcfs: dict) -> dict[str, tuple[bool, float | None]]:

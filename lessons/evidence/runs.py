@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from engine.config import POLICIES
 from engine.lab.workload import engine_config_for
 from engine.lab.workload import PRESETS, preset
+from lessons.variant import variant_seed
 
 if TYPE_CHECKING:  # annotations only: no import chain at run time
     from engine.config import EngineConfig
@@ -78,6 +79,12 @@ CHANGES = {change.id: change for change in (
            settings=lambda w, s: {**s, "enable_prefix_caching": False}),
     Change("tighter-memory", settings=_tighter_memory),
 )}
+
+
+def worksheet_seed(token: str, task_id: str) -> int:
+    """The workload seed of a task's runs in the student's own variant: the same requests on every visit of one
+    student, other requests (and so other figures) for another."""
+    return variant_seed(token, f"worksheet:{task_id}")
 
 
 class SpecError(ValueError):

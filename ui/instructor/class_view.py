@@ -261,11 +261,12 @@ def _tasks(tasks: dict, latest: dict) -> None:
 
 def _criterion_label(name: str, field_labels: dict[str, str]) -> str:
     """A part of a task (ui/progress/saved.py worksheet_status) as the worksheet names it: evidence, choices, and
-    `field.self_assessed` reads "field label: self-assessed as met"."""
+    `field.self_assessed` reads "field label: self-assessed as met", `field.guessed` "field label: guessed through"."""
     field, _, part = name.partition(".")
     if not part:
-        return t(f"cv.part.{name}") if name in ("evidence", "choices") else name
-    return f"{_short(field_labels.get(field, field), 30)}: {t('cv.part.self_assessed')}"
+        return t(f"cv.part.{name}") if name in ("evidence", "choices", "goal_changed") else name
+    known = part if part in ("self_assessed", "guessed") else None
+    return f"{_short(field_labels.get(field, field), 30)}: {t(f'cv.part.{known}') if known else part}"
 
 
 def _question(prompt_id: str) -> str:

@@ -13,16 +13,18 @@ import streamlit as st
 
 from engine.lab.workload import PRESETS
 from lessons.evidence.checks import (Verdict, check_batching, check_effects, check_goal, check_paging, effect_specs,
-                                     goal_specs)
+                                     goal_specs, parse_goal)
 from lessons.evidence.messages import say
 from lessons.evidence.metrics import EFFECT_METRICS
 from lessons.evidence.runs import CHANGES
+from lessons.evidence.tries import Tries
 from ui.practice import evidence_runs
 from ui.progress import keys, worksheet_state
 from ui.shell.i18n import class_name, lang, run_name, t
 
 VERDICTS = keys.EVIDENCE_VERDICTS
 CHECKED_FIELD = "evidence_checked"  # the stored fingerprint: {"inputs": hash, "verified": bool}
+TRIES_FIELD = "evidence_tries"  # the task's checks so far (lessons/evidence/tries.py), JSON
 COLUMNS = {"batching": ("fixed", "continuous"), "paging": ("contiguous", "paged")}
 
 
@@ -43,18 +45,29 @@ def _measured(specs: dict) -> dict:
 
 def check(task) -> Verdict:
     answers = worksheet_state.answers().get(task.id, {})
+    seed = evidence_runs.seed(task)
     if task.evidence in COLUMNS:
         runs = evidence_runs.stored_runs(task)
         named = {(answers.get(f"{c}_run") or "").strip() for c in COLUMNS[task.evidence]}
         measured = _measured({k: runs[k] for k in named if k in runs})
-        verdict = (check_batching if task.evidence == "batching" else check_paging)(answers, runs, measured)
+        verdict = (check_batching if task.evidence == "batching" else check_paging)(answers, runs, measured, seed)
     elif task.evidence == "effects":
-        verdict = check_effects(answers, _measured(effect_specs(answers)))
+        verdict = check_effects(answers, _measured(effect_specs(answers, seed)), seed)
     else:
-        verdict = check_goal(answers, _measured(goal_specs()))
+        verdict = check_goal(answers, _measured(goal_specs(seed=seed)))
+    so_far = tries(task)
+    goal = parse_goal(answers)[0] if task.evidence == "goal" else None
+    so_far.checked(verdict, answers, [f for f in task.fields if f.kind == "choice" and f.answer],
+                   goal.terms() if goal else None)
+    worksheet_state.keep(task.id, TRIES_FIELD, so_far.to_json())
     st.session_state.setdefault(VERDICTS, {})[task.id] = verdict
     worksheet_state.keep(task.id, CHECKED_FIELD, json.dumps({"inputs": _inputs(task), "verified": verdict.verified}))
     return verdict
+
+
+def tries(task) -> Tries:
+    """The task's checks so far, as stored with the student's answers (an import cannot set them)."""
+    return Tries.from_json(worksheet_state.answers().get(task.id, {}).get(TRIES_FIELD))
 
 
 def verified(task) -> bool | None:
@@ -76,7 +89,7 @@ def labels(task) -> dict[str, str]:
     out = {f.id: f.label for f in task.fields}
     out.update({value: label for f in task.fields for value, label in f.options})
     out.update({c: t(f"ev.column.{c}") for cols in COLUMNS.values() for c in cols})
-    out.update({m: t(f"ev.metric.{m}") for m in EFFECT_METRICS})
+    out.update({m: t(f"ev.metric.{m}") for m in (*EFFECT_METRICS, *evidence_runs.SHOWN["paging"])})
     out.update({c: t(f"ev.change.{c}") for c in CHANGES})
     out.update({v: run_name(v) for v in ("static", "continuous", "contiguous", "paged", "fcfs", "sjf", "priority",
                                          "edf")})

@@ -9,14 +9,20 @@ import streamlit as st
 
 from engine.lab.workload import PRESETS
 from lessons.evidence.metrics import METRICS
-from lessons.evidence.runs import RunSpec, SpecError
+from lessons.evidence.runs import RunSpec, SpecError, worksheet_seed
 from ui.labs import experiments, models
+from ui.progress import saved as progress
 from ui.progress import worksheet_state
 from ui.shell.i18n import run_name, t
 
 SUMMARIES = "evidence.summaries"  # (model, spec key) -> summarize() dict, this session's
 VARIANT = {"batching": "batcher", "paging": "kv_layout"}  # the setting each comparison's runs differ in
 SHOWN = {"batching": ("throughput", "wait_mean"), "paging": ("running", "kv_waste", "refusals")}
+
+
+def seed(task) -> int:
+    """The workload seed of this student's own variant of the task (a token is made if there is none yet)."""
+    return worksheet_seed(progress.token() or "", task.id)
 
 
 def stored_runs(task) -> dict[str, RunSpec]:
@@ -85,7 +91,7 @@ def maker(task) -> None:
             settings["num_blocks"] = int(c[2].number_input(t("ev.num_blocks"), 8, 1024, hint, step=8,
                                                            key=f"ev.{task.id}.blocks.{workload}"))
         if c[-1].button(t("ev.run"), type="primary", key=f"ev.{task.id}.run"):
-            spec = RunSpec(workload, settings)
+            spec = RunSpec(workload, settings, seed(task))
             if summary(spec) is not None:
                 _keep_runs(task, {**runs, spec.key: spec})
                 st.rerun()

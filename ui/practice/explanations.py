@@ -7,7 +7,7 @@ import streamlit as st
 
 from lessons import check_field
 from lessons.loader import SELF_ASSESSMENT
-from ui.progress import keys
+from ui.progress import keys, worksheet_state
 from ui.progress import saved as progress
 from ui.shell.i18n import lang, t
 
@@ -44,7 +44,7 @@ def review(task, f, text: str) -> None:
         hints(f, text)
         left, right = st.columns(2)
         left.markdown(f"**{t('ex.rubric')}**\n\n" + "\n".join(f"- {item}" for item in f.rubric))
-        examples = task.model_answers.get(f.id) or []
+        examples = task.model_answers_for(f.id, worksheet_state.answers().get(task.id, {}))
         if examples:
             right.markdown(f"**{t('ex.model_answer')}**\n\n> {examples[0]}")
         key = f"{keys.SELF_ASSESS_PREFIX}{task.id}.{f.id}"

@@ -79,7 +79,7 @@ def status(task) -> TaskStatus:
                        explanations.assessments().get(task.id, {}),
                        {fid: m.mark for fid, m in explanations.marks().get(task.id, {}).items()
                         if m.text == answers.get(fid)},  # a mark is on the text it read: an edit needs a new one
-                       in_class())
+                       in_class(), evidence_check.tries(task))
 
 
 def _flag(verified: bool) -> Verdict:
@@ -115,7 +115,12 @@ def after_submit(task) -> None:
         if submitted or explanations.assessments().get(task.id, {}).get(f.id):
             st.markdown(f"**{f.label}**")
             explanations.review(task, f, text)
+    if any(f.kind == "choice" and f.answer for f in task.fields):
+        st.caption(t("tasks.choice_rule", check=t("tasks.check")))
     now = status(task)
+    if task.evidence == "goal":
+        st.caption(t("tasks.goal_rule", check=t("tasks.check")) + (
+            " " + t("tasks.goal_attempts", n=now.goal_attempts) if now.goal_attempts else ""))
     if now.complete:
         st.success(t("tasks.complete"))
     else:

@@ -241,7 +241,9 @@ def draft(task_id: str, field_id: str, text: str) -> None:
 def worksheet_status(task, status) -> None:
     """Where a task stands (lessons.worksheet_status.TaskStatus): complete or not, and each part of it."""
     parts = {"evidence": bool(status.evidence), "choices": all(status.choices.values()),
-             **{f"{fid}.self_assessed": e.self_assessment == "met" for fid, e in status.explanations.items()}}
+             **{f"{fid}.self_assessed": e.self_assessment == "met" for fid, e in status.explanations.items()},
+             **{f"{fid}.guessed": fid in status.guessed for fid in status.choices},  # past the free try
+             **({"goal_changed": status.goal_attempts > 1} if task.evidence == "goal" else {})}
     tok = token()
     if tok:
         send("record_grading", tok, task.id, status.complete, parts, attempts()[0])
