@@ -39,7 +39,6 @@ class Attempt:
     results: dict[str, QuizGrade] = field(default_factory=dict)  # question id -> the grade of its last try
     tries: dict[str, int] = field(default_factory=dict)  # question id -> tries used so far
     limits: dict[str, int] = field(default_factory=dict)  # question id -> tries it allows (a prediction: 1)
-    first_credit: dict[str, float] = field(default_factory=dict)  # question id -> the first try's credit (0-1)
 
     def submit(self, question: Question, answer, measured=None) -> str:
         """'correct', 'retry' (wrong, one try left: show the hint) or 'wrong' (no tries left). An answer that
@@ -56,7 +55,6 @@ class Attempt:
         self.limits[question.id] = tries_for(question)
         self.tries[question.id] = self.tries.get(question.id, 0) + 1
         self.results[question.id] = g
-        self.first_credit.setdefault(question.id, g.credit)
         if g.correct:
             return "correct"
         return "retry" if self.tries[question.id] < self.limits[question.id] else "wrong"
@@ -69,11 +67,9 @@ class Attempt:
         return qid in self.results and not self.done(qid)
 
     def score(self) -> dict:
-        """first: exactly right at the first try; second: at the second; answered: finished questions; credit:
-        the first tries' credit summed over finished questions (a multiple-select earns each option's share, the
-        other types all or nothing), kept apart from the exact counts."""
+        """first: exactly right at the first try; second: at the second; answered: finished questions. A
+        multiple-select's per-option credit is feedback on that question, never part of the score."""
         finished = [qid for qid in self.results if self.done(qid)]
         first = sum(1 for q in finished if self.results[q].correct and self.tries[q] == 1)
         second = sum(1 for q in finished if self.results[q].correct and self.tries[q] == 2)
-        credit = round(sum(self.first_credit.get(q, 0.0) for q in finished), 2)
-        return {"first": first, "second": second, "answered": len(finished), "credit": credit}
+        return {"first": first, "second": second, "answered": len(finished)}

@@ -30,8 +30,6 @@ c = st.columns([1.7, 1.5, 5], vertical_alignment="bottom")
 c[0].number_input(t("quiz.seed"), 0, 9999, key=keys.QUIZ_SEED, help=t("quiz.seed_help"))
 c[1].button(t("quiz.restart"), key="quiz.restart", on_click=restart)
 c[2].progress(score["answered"] / len(order), text=t("quiz.score2", total=len(order), **score))
-if score["answered"]:
-    st.caption(t("quiz.credit", credit=f"{score['credit']:g}", answered=score["answered"]))
 with st.expander(t("quiz.by_topic")):
     quiz.by_topic(questions, attempt)
 
@@ -87,4 +85,3 @@ quiz.result(q, attempt)
 if score["answered"] == len(order):
     progress.milestone("quiz-finished")
     st.subheader(t("quiz.final2", total=len(order), **score))
-    st.caption(t("quiz.credit", credit=f"{score['credit']:g}", answered=score["answered"]))

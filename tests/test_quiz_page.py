@@ -1,7 +1,8 @@
 """The quiz page takes every question type in both languages, and bad input gets a clear message in the
 student's language, no traceback and no try used: nothing picked, nothing ticked, an unticked two-tier reason, an
 ordering left half done, a prediction that is not a number, a numeric answer before its run. A two-tier question
-counts only with both tiers right and says which tier was not; a multiple-select shows its per-option credit; a
+counts only with both tiers right and says which tier was not; a multiple-select shows its per-option credit (never
+as the score); a
 prediction's Run button waits for the prediction."""
 import re
 
@@ -77,9 +78,13 @@ def test_a_multiple_select_shows_its_per_option_credit(lang):
         submit(at, q.id)
     attempt = at.session_state["quiz.attempt"]
     assert attempt.done(q.id) and not attempt.results[q.id].correct
-    assert attempt.score()["credit"] == pytest.approx(0.8) and attempt.score()["first"] == 0
+    assert attempt.results[q.id].credit == pytest.approx(0.8) and attempt.score()["first"] == 0
     shown = " ".join(c.value for c in at.caption)
     assert ("4 of 5 options" if lang == "en" else "5 项中有 4 项") in shown, shown
+    # per-option credit is feedback on the question, never shown as the score: no total of it anywhere on the page
+    assert "credit" not in attempt.score()
+    assert not any(("Credit" if lang == "en" else "逐项得分") in text for text in
+                   [c.value for c in at.caption] + [s.value for s in at.subheader]), shown
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

@@ -1,12 +1,15 @@
-"""How far the quiz can be passed by form alone: a battery of lazy students who never read for meaning.
+"""How far the quiz can be passed without the idea: a battery of lazy students who never read for meaning.
 
 Each strategy sees what a student sees (the question, its options in the attempt's shuffled order) and picks by
 form only: length, position, words shared with the question, absolute words, a "because" clause, or a
-classifier trained, leave one question out, on such features over the rest of the bank. Single choice is
+classifier trained, leave one question out, on such features over the rest of the bank; or by echo
+(tools/quiz_echo.py): the option most or least like the lesson, the chapter or the explanations already read,
+in word and character n-grams. Single choice is
 scored as the share of questions answered right (ties split evenly), against chance (1 / options); each tier of
 a two-tier question (the answer, then the reason) counts as a single-choice question here, and the two_tier
 section scores both tiers right together against 1 / (options x reasons); multiple-select as the share of
-questions whose exact set is ticked, against a random set's chance.
+questions whose exact set is ticked, against a random set's chance, and per option (option_credit: the share of
+options ticked or left as they should be) against a coin's 1/2.
 
     .venv/bin/python -m tools.quiz_cues      # every strategy's score, per language
 """
@@ -20,6 +23,7 @@ from typing import Callable
 from lessons.attempt import option_order
 from lessons.loader import LANGS, Question
 from lessons.quiz_loader import load_quiz
+from tools.quiz_echo import Reading, single_strategies, tick_strategies
 
 SEEDS = range(20)  # attempts averaged over: positions are shuffled per attempt
 ABSOLUTE = {"en": r"\b(always|never|only|every|all|none|cannot|must|any|whatever|however)\b",
@@ -141,19 +145,30 @@ def _hit(strategy, q: Question, lang: str, seed: int) -> float:
     return (q.answer in picks) / len(picks)
 
 
-def _strategy_means(items: list[Question], score) -> dict[str, float]:
+def _echo_hit(strategy, q: Question, seed: int) -> float:
+    picks = strategy(q, option_order(q, seed), seed)
+    return (q.answer in picks) / len(picks)
+
+
+def _strategy_means(items: list[Question], score, strategies: dict | None = None) -> dict[str, float]:
     """Each single-choice strategy's mean `score(strategy, question, seed)` over the items and SEEDS."""
     return {name: sum(score(strategy, q, seed) for q in items for seed in SEEDS) / (len(items) * len(SEEDS))
-            for name, strategy in SINGLE.items()}
+            for name, strategy in (strategies or SINGLE).items()}
 
 
-def single_scores(questions: list[Question], lang: str) -> dict[str, float]:
+def echo_single_scores(questions: list[Question], reading: Reading) -> dict[str, float]:
+    """The echo strategies' share of single-choice questions (and two-tier tiers) right, as single_scores."""
+    return _strategy_means(single_items(questions), _echo_hit, single_strategies(reading))
+
+
+def single_scores(questions: list[Question], lang: str, reading: Reading) -> dict[str, float]:
     """Each strategy's share of single-choice questions (and two-tier tiers) right (ties split, averaged over
-    SEEDS), the leave-one-out classifier's, and chance."""
+    SEEDS), the echo strategies' (tools/quiz_echo.py), the leave-one-out classifier's, and chance."""
     single = single_items(questions)
     if not single:
         return {}
     scores = _strategy_means(single, lambda strategy, q, seed: _hit(strategy, q, lang, seed))
+    scores.update(echo_single_scores(questions, reading))
     scores["classifier (leave one question out)"] = _classifier_single(questions, single, lang)
     scores["chance"] = sum(1 / len(q.options) for q in single) / len(single)
     return scores
@@ -197,7 +212,7 @@ def _classifier_single(questions: list[Question], single: list[Question], lang: 
     return sum(_classifier_hit(bank, q, lang) for q in single) / len(single)
 
 
-def two_tier_scores(questions: list[Question], lang: str) -> dict[str, float]:
+def two_tier_scores(questions: list[Question], lang: str, reading: Reading) -> dict[str, float]:
     """Each strategy used on both tiers of every two-tier question: the share right on both (ties split, averaged
     over SEEDS), the classifier's, and chance (1 / (options x reasons))."""
     two = [q for q in questions if q.type == "two_tier"]
@@ -205,6 +220,9 @@ def two_tier_scores(questions: list[Question], lang: str) -> dict[str, float]:
         return {}
     scores = _strategy_means(two, lambda strategy, q, seed: math.prod(_hit(strategy, tier, lang, seed)
                                                                       for tier in tiers(q)))
+    scores.update(_strategy_means(two, lambda strategy, q, seed: math.prod(_echo_hit(strategy, tier, seed)
+                                                                           for tier in tiers(q)),
+                                  single_strategies(reading)))
     bank = _choice(questions)
     scores["classifier (leave one question out)"] = sum(
         _classifier_hit(bank, a, lang) * _classifier_hit(bank, r, lang) for a, r in map(tiers, two)) / len(two)
@@ -240,14 +258,24 @@ MULTIPLE = {
 }
 
 
-def multiple_scores(questions: list[Question], lang: str) -> dict[str, float]:
+def _ticks(questions: list[Question], lang: str, reading: Reading) -> dict[str, Callable[[Question, int], set]]:
+    """Every multiple-select strategy as `ticks(question, seed)`: the form-only ones and the echo ones."""
+    form = {name: (lambda q, seed, strategy=strategy: strategy(q, lang)) for name, strategy in MULTIPLE.items()}
+    return form | tick_strategies(reading)
+
+
+def _mean_over(multiple: list[Question], score) -> float:
+    return sum(score(q, seed) for q in multiple for seed in SEEDS) / (len(multiple) * len(SEEDS))
+
+
+def multiple_scores(questions: list[Question], lang: str, reading: Reading) -> dict[str, float]:
     """Each strategy's exact-set rate, the classifier's (ticks what it rates over one half), and chance: a
     student who knows the bank's rule (1 to n-1 right) and picks such a set at random."""
     multiple = [q for q in questions if q.type == "multiple"]
     if not multiple:
         return {}
-    scores = {name: sum(strategy(q, lang) == set(q.answer) for q in multiple) / len(multiple)
-              for name, strategy in MULTIPLE.items()}
+    scores = {name: _mean_over(multiple, lambda q, seed, ticks=ticks: ticks(q, seed) == set(q.answer))
+              for name, ticks in _ticks(questions, lang, reading).items()}
     bank, hits = _choice(questions), 0
     for q in multiple:
         model = _fit(*_training(bank, lang, q))
@@ -258,10 +286,26 @@ def multiple_scores(questions: list[Question], lang: str) -> dict[str, float]:
     return scores
 
 
+def option_credit_scores(questions: list[Question], lang: str, reading: Reading) -> dict[str, float]:
+    """Multiple-select, per option: each strategy's mean share of options ticked or left as they should be,
+    against chance (each option ticked by a coin: 1/2). The quiz never shows this credit as the score."""
+    multiple = [q for q in questions if q.type == "multiple"]
+    if not multiple:
+        return {}
+    scores = {name: _mean_over(multiple, lambda q, seed, ticks=ticks: sum(
+        (i in ticks(q, seed)) == (i in q.answer) for i in range(len(q.options))) / len(q.options))
+        for name, ticks in _ticks(questions, lang, reading).items()}
+    scores["chance"] = 0.5
+    return scores
+
+
 def battery(questions: list[Question], lang: str) -> dict[str, dict[str, float]]:
-    """Every strategy's score on this bank: {"single": {...}, "multiple": {...}, "two_tier": {...}}."""
-    return {"single": single_scores(questions, lang), "multiple": multiple_scores(questions, lang),
-            "two_tier": two_tier_scores(questions, lang)}
+    """Every strategy's score on this bank: {"single": {...}, "multiple": {...}, "two_tier": {...},
+    "option_credit": {...}}."""
+    reading = Reading(questions, lang)
+    return {"single": single_scores(questions, lang, reading), "multiple": multiple_scores(questions, lang, reading),
+            "two_tier": two_tier_scores(questions, lang, reading),
+            "option_credit": option_credit_scores(questions, lang, reading)}
 
 
 def cue_figures(questions: list[Question], lang: str) -> dict:
@@ -296,13 +340,14 @@ def cue_figures(questions: list[Question], lang: str) -> dict:
 
 
 def too_good(kind: str, score: float, chance: float) -> bool:
-    """The bar a form-only strategy must stay under: chance + 10 points (single choice, and both tiers of a
-    two-tier question), twice chance (multiple-select, exact set)."""
-    return score - chance > 0.10 if kind in ("single", "two_tier") else score >= 2 * chance
+    """The bar a strategy that never reads for meaning must stay under: chance + 10 points (single choice, both
+    tiers of a two-tier question, a multiple-select's per-option credit), twice chance (multiple-select, exact
+    set)."""
+    return score - chance > 0.10 if kind in ("single", "two_tier", "option_credit") else score >= 2 * chance
 
 
 def _counted(bank: list[Question], kind: str) -> str:
-    n = sum(1 for q in bank if q.type == kind)
+    n = sum(1 for q in bank if q.type == ("multiple" if kind == "option_credit" else kind))
     if kind != "single":
         return f"{n} questions"
     two = sum(1 for q in bank if q.type == "two_tier")
@@ -318,4 +363,5 @@ if __name__ == "__main__":
             chance = scores.pop("chance")
             print(f"{lang} {kind} ({_counted(bank, kind)}), chance {chance:.0%}:")
             for name, score in sorted(scores.items(), key=lambda kv: -kv[1]):
-                print(f"  {score:6.0%}  {name}" + ("   <-- passes by form" if too_good(kind, score, chance) else ""))
+                passes = too_good(kind, score, chance)
+                print(f"  {score:6.0%}  {name}" + ("   <-- passes without the idea" if passes else ""))
