@@ -56,9 +56,10 @@ class TaskStatus:
         return out
 
 
-def task_status(task: Task, answers: dict, evidence: Verdict | None, self_assessed: dict, marks: dict,
-                in_class: bool = False, tries: Tries | None = None) -> TaskStatus:
-    """answers: field id -> text; self_assessed: field id -> value; marks: field id -> the instructor's mark.
+def task_status(task: Task, answers: dict, evidence: Verdict | None, self_assessed: dict, marks: dict | None,
+                tries: Tries | None = None) -> TaskStatus:
+    """answers: field id -> text; self_assessed: field id -> value; marks: field id -> the instructor's mark, for
+    a student in a class (None: a student alone, whose explanations need no mark).
     evidence: the task's last evidence check (None before any); tries: its checks so far, which judge the
     choices of fact (a choice is right once checked right; None: judged as they stand, for a task without checks)."""
     answers = answers or {}
@@ -71,6 +72,6 @@ def task_status(task: Task, answers: dict, evidence: Verdict | None, self_assess
         None if task.evidence is None else bool(evidence and evidence.verified),
         choices,
         tuple(f.id for f in facts if tries is not None and choices[f.id] and tries.guessed(f)),
-        {f.id: Explanation(bool(normalize(answers.get(f.id) or "")), self_assessed.get(f.id), marks.get(f.id))
+        {f.id: Explanation(bool(normalize(answers.get(f.id) or "")), self_assessed.get(f.id), (marks or {}).get(f.id))
          for f in task.explanations()},
-        in_class=in_class, goal_attempts=tries.goal_attempts if tries is not None else 0)
+        in_class=marks is not None, goal_attempts=tries.goal_attempts if tries is not None else 0)

@@ -35,9 +35,9 @@ def evidence(ok: bool = True) -> Verdict:
 def test_choices_count_only_once_checked(task):
     tries = Tries()
     answers = right(task)
-    assert task_status(task, answers, evidence(), {}, {}, tries=tries).waiting_for()[:1] == ["choices"]
+    assert task_status(task, answers, evidence(), {}, None, tries=tries).waiting_for()[:1] == ["choices"]
     tries.checked(evidence(), answers, facts(task))
-    status = task_status(task, answers, evidence(), {}, {}, tries=tries)
+    status = task_status(task, answers, evidence(), {}, None, tries=tries)
     assert all(status.choices.values()) and status.guessed == ()
 
 
@@ -46,22 +46,22 @@ def test_a_choice_right_only_after_a_wrong_check_is_guessed_through(task):
     tries = Tries()
     first = {**right(task), "complexity_fixed": wrong(task)["complexity_fixed"]}
     tries.checked(evidence(), first, facts(task))
-    status = task_status(task, first, evidence(), {}, {}, tries=tries)
+    status = task_status(task, first, evidence(), {}, None, tries=tries)
     assert not status.choices["complexity_fixed"] and status.waiting_for()[:1] == ["choices"]
     changed = right(task)
-    assert not task_status(task, changed, evidence(), {}, {}, tries=tries).choices["complexity_fixed"]  # unchecked
+    assert not task_status(task, changed, evidence(), {}, None, tries=tries).choices["complexity_fixed"]  # unchecked
     tries.checked(evidence(), changed, facts(task))
-    status = task_status(task, changed, evidence(), {}, {}, tries=tries)
+    status = task_status(task, changed, evidence(), {}, None, tries=tries)
     assert all(status.choices.values()) and status.guessed == ("complexity_fixed",)
     again = Tries.from_json(tries.to_json())  # as the student's progress keeps it
-    assert task_status(task, changed, evidence(), {}, {}, tries=again).guessed == ("complexity_fixed",)
+    assert task_status(task, changed, evidence(), {}, None, tries=again).guessed == ("complexity_fixed",)
 
 
 def test_a_choice_changed_after_its_check_waits_for_the_next(task):
     tries = Tries()
     tries.checked(evidence(), right(task), facts(task))
     flipped = {**right(task), "scenarios_fixed": wrong(task)["scenarios_fixed"]}
-    assert not task_status(task, flipped, evidence(), {}, {}, tries=tries).choices["scenarios_fixed"]
+    assert not task_status(task, flipped, evidence(), {}, None, tries=tries).choices["scenarios_fixed"]
 
 
 @pytest.mark.parametrize("stored", [None, "", "not json", "[1, 2]", '{"checks": -3, "misses": [1], "choices": 7}',
@@ -81,4 +81,4 @@ def test_a_goal_changed_after_its_results_were_shown_is_a_new_attempt():
     for answers, attempts in ((form, 1), (form, 1), (other_policy, 1), (tighter, 2), (tighter, 2)):
         tries.checked(evidence(False), answers, goal=parse_goal(answers)[0].terms())
         assert tries.goal_attempts == attempts
-    assert task_status(goal_task, form, evidence(), {}, {}, tries=Tries.from_json(tries.to_json())).goal_attempts == 2
+    assert task_status(goal_task, form, evidence(), {}, None, tries=Tries.from_json(tries.to_json())).goal_attempts == 2

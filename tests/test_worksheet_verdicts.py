@@ -42,8 +42,8 @@ def test_keyword_stuffed_and_negated_explanations_are_never_marked_complete_by_t
     for text in WRONG_BUT_WORDY[task_id] + task.model_answers.get(task.explanations()[0].id, []):
         answers = answers_for(task, text)
         # whatever the text says, with verified evidence and right choices the machine alone completes nothing
-        assert not task_status(task, answers, VERIFIED, {}, {}).complete, text
-        assert task_status(task, answers, VERIFIED, {}, {}).waiting_for() == ["self_assess"]
+        assert not task_status(task, answers, VERIFIED, {}, None).complete, text
+        assert task_status(task, answers, VERIFIED, {}, None).waiting_for() == ["self_assess"]
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -54,7 +54,7 @@ def test_the_verdict_is_the_same_for_a_model_answer_and_a_wrong_one(lang):
         for assessed in ({}, {"answer": "met"}, {"answer": "partly"}):
             for marks in ({}, {"answer": "ok"}, {"answer": "needs_work"}):
                 for in_class in (False, True):
-                    a, b = (task_status(task, answers_for(task, text), evidence, assessed, marks, in_class)
+                    a, b = (task_status(task, answers_for(task, text), evidence, assessed, marks if in_class else None)
                             for text in (good, bad))
                     assert a == b
 
@@ -64,16 +64,16 @@ def test_complete_needs_evidence_choices_a_met_self_assessment_and_in_class_the_
     task = TASKS[lang]["compare-batching"]
     answers = answers_for(task, task.model_answers["why_online"][0])
     met = {"why_online": "met"}
-    assert task_status(task, answers, VERIFIED, met, {}).complete
-    assert task_status(task, answers, UNVERIFIED, met, {}).waiting_for() == ["evidence"]
-    assert task_status(task, answers, None, met, {}).waiting_for() == ["evidence"]
+    assert task_status(task, answers, VERIFIED, met, None).complete
+    assert task_status(task, answers, UNVERIFIED, met, None).waiting_for() == ["evidence"]
+    assert task_status(task, answers, None, met, None).waiting_for() == ["evidence"]
     wrong_choice = {**answers, "complexity_fixed": "more-complex"}
-    assert task_status(task, wrong_choice, VERIFIED, met, {}).waiting_for() == ["choices"]
-    assert task_status(task, answers, VERIFIED, {"why_online": "partly"}, {}).waiting_for() == ["self_assess"]
-    assert task_status(task, answers, VERIFIED, met, {}, in_class=True).waiting_for() == ["mark"]
-    assert not task_status(task, answers, VERIFIED, met, {"why_online": "needs_work"}, in_class=True).complete
-    assert task_status(task, answers, VERIFIED, met, {"why_online": "ok"}, in_class=True).complete
-    assert task_status(task, {**answers, "why_online": "  "}, VERIFIED, met, {}).waiting_for() == ["write"]
+    assert task_status(task, wrong_choice, VERIFIED, met, None).waiting_for() == ["choices"]
+    assert task_status(task, answers, VERIFIED, {"why_online": "partly"}, None).waiting_for() == ["self_assess"]
+    assert task_status(task, answers, VERIFIED, met, {}).waiting_for() == ["mark"]
+    assert not task_status(task, answers, VERIFIED, met, {"why_online": "needs_work"}).complete
+    assert task_status(task, answers, VERIFIED, met, {"why_online": "ok"}).complete
+    assert task_status(task, {**answers, "why_online": "  "}, VERIFIED, met, None).waiting_for() == ["write"]
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -88,12 +88,13 @@ def _same_runs_but(v: Verdict, specs: dict[str, tuple[str, RunSpec]], differs: s
     return v.add(True, "same_workload", a=a_key, b=b_key, workload=a.workload)
 
 
-def _two_runs(v: Verdict, claims: dict, runs: dict, measured: dict, setting: str, columns: dict, seed: int) -> dict:
-    """The runs the columns name (column -> the value `setting` must have there), checked to be the student's,
-    of the student's own workload seed, measured, of the right variant, and otherwise alike. Returns column ->
-    (run name, spec) for those that are."""
+def _two_runs(v: Verdict, claims: dict, runs: dict, measured: dict, wanted: tuple[str, dict], seed: int) -> dict:
+    """The runs the columns name (`wanted`: a setting, and column -> the value it must have there), checked to be
+    the student's, of the student's own workload seed, measured, of the right variant, and otherwise alike.
+    Returns column -> (run name, spec) for those that are."""
+    setting, columns = wanted
     picked = {}
-    for column, wanted in columns.items():
+    for column, value in columns.items():
         spec = _named_run(v, claims, column, runs, measured)
         if spec is None:
             continue
@@ -101,8 +102,8 @@ def _two_runs(v: Verdict, claims: dict, runs: dict, measured: dict, setting: str
         if spec.seed != seed:  # another student's requests (a run copied in an import), or an old one
             v.add(False, "not_your_variant", run=name, column=column)
             continue
-        if v.add(got == wanted, "right_variant" if got == wanted else "wrong_variant", run=name, column=column,
-                 wanted=wanted, got=got):
+        if v.add(got == value, "right_variant" if got == value else "wrong_variant", run=name, column=column,
+                 wanted=value, got=got):
             picked[column] = (name, spec)
     if len(picked) == 2:
         _same_runs_but(v, picked, setting)
@@ -113,7 +114,8 @@ def check_batching(claims: dict, runs: dict[str, RunSpec], measured: dict[str, d
     """compare-batching: a static and a continuous run of one workload, on the student's seed (runs.worksheet_seed);
     their throughput and mean wait."""
     v = Verdict()
-    picked = _two_runs(v, claims, runs, measured, "batcher", {"fixed": "static", "continuous": "continuous"}, seed)
+    picked = _two_runs(v, claims, runs, measured, ("batcher", {"fixed": "static", "continuous": "continuous"}),
+                       seed)
     for column, (name, spec) in picked.items():
         summary = measured[spec.key]
         _figure(v, claims, f"throughput_{column}", METRICS["throughput"], summary, name)
@@ -126,7 +128,8 @@ def check_paging(claims: dict, runs: dict[str, RunSpec], measured: dict[str, dic
     refusals; and the runs must show a difference (at a memory where both layouts fit everything, the
     comparison shows nothing)."""
     v = Verdict()
-    picked = _two_runs(v, claims, runs, measured, "kv_layout", {"contiguous": "contiguous", "paged": "paged"}, seed)
+    picked = _two_runs(v, claims, runs, measured, ("kv_layout", {"contiguous": "contiguous", "paged": "paged"}),
+                       seed)
     for column, (name, spec) in picked.items():
         for row in ("running", "kv_waste", "refusals"):
             _figure(v, claims, f"{row}_{column}", METRICS[row], measured[spec.key], name)

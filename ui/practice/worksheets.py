@@ -78,8 +78,8 @@ def status(task) -> TaskStatus:
     return task_status(task, answers, _flag(verified) if verified is not None else None,
                        explanations.assessments().get(task.id, {}),
                        {fid: m.mark for fid, m in explanations.marks().get(task.id, {}).items()
-                        if m.text == answers.get(fid)},  # a mark is on the text it read: an edit needs a new one
-                       in_class(), evidence_check.tries(task))
+                        if m.text == answers.get(fid)} if in_class() else None,  # a mark is on the text it read
+                       evidence_check.tries(task))
 
 
 def _flag(verified: bool) -> Verdict:
