@@ -161,6 +161,8 @@ def page() -> None:
         run_clicked = row.button(t("ch.run"), type="primary", key=f"{PAGE}.run")
         submit_clicked = row.button(t("ch.submit"), key=f"{PAGE}.submit")
         anonymous = row.checkbox(t("ch.anonymous"), key=ANONYMOUS)
+        # in the editor's column: full width, it met the fields' scrolled list (hidden rows lie below its box)
+        st.caption(t("ch.pace", gap=round(SUBMIT_GAP_S / 60), per_hour=CLASS_PER_HOUR))
         notices = st.container()
     with notices:
         _act(run_clicked, submit_clicked, key, victim, preemptive, anonymous)
@@ -199,5 +201,4 @@ def _results() -> None:
     if SUBMITTED in ss:
         st.subheader(t("ch.hidden_grade"))
         st.markdown(t("ch.hidden_score", score=f"{ss[SUBMITTED]:.1f}"))
-    st.caption(t("ch.pace", gap=round(SUBMIT_GAP_S / 60), per_hour=CLASS_PER_HOUR))
     challenge_grade.class_board()
