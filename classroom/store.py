@@ -21,13 +21,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import create_engine, event, func, insert, make_url, select, update
+from sqlalchemy import create_engine, event, insert, make_url, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from . import aggregates, checks, migrate
+from . import checks, migrate
 from .attempts import Attempts
 from .challenge_pace import ChallengePace
+from .class_results import ClassResults
 from .errors import StorageError, reconnecting
 from .instructors import InstructorSessions
 from .polls import Polls
@@ -100,7 +101,7 @@ def _sqlite_pragmas(engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
 
-class Store(Attempts, Reviews, Submissions, ChallengePace, InstructorSessions, Polls):
+class Store(Attempts, ClassResults, Reviews, Submissions, ChallengePace, InstructorSessions, Polls):
     """One per process (see classroom.get_store). Every refused input raises StorageError(code, **params)."""
 
     schema_version = SCHEMA_VERSION
@@ -349,42 +350,6 @@ class Store(Attempts, Reviews, Submissions, ChallengePace, InstructorSessions, P
         with self._read() as conn:
             return set(conn.execute(select(milestones.c.milestone_id)
                                     .where(in_current_attempt(milestones, token))).scalars())
-
-    # -- the class, summed (no tokens, names only when asked) ---------------------------------------------------
-
-    def class_quiz(self, class_code: str, latest: bool = False) -> dict:
-        """aggregates.class_quiz: over each student's first attempt, or (`latest`) the one they are in now."""
-        with self._read() as conn:
-            return aggregates.class_quiz(conn, checks.class_code(class_code, required=True),
-                                         checks.flag(latest, "latest"))
-
-    def class_worksheets(self, class_code: str, latest: bool = False) -> dict:
-        """aggregates.class_worksheets: over each student's first attempt, or (`latest`) the one they are in now."""
-        with self._read() as conn:
-            return aggregates.class_worksheets(conn, checks.class_code(class_code, required=True),
-                                               checks.flag(latest, "latest"))
-
-    def class_predictions(self, class_code: str, latest: bool = False) -> dict:
-        """aggregates.class_predictions: over each student's first attempt, or (`latest`) the one they are in now."""
-        with self._read() as conn:
-            return aggregates.class_predictions(conn, checks.class_code(class_code, required=True),
-                                                checks.flag(latest, "latest"))
-
-    def class_attempts(self, class_code: str, show_names: bool = False) -> dict[str, tuple[int, int]]:
-        with self._read() as conn:
-            return aggregates.class_attempts(conn, checks.class_code(class_code, required=True),
-                                             checks.flag(show_names, "show_names"))
-
-    def class_csv(self, class_code: str, show_names: bool = False) -> str:
-        with self._read() as conn:
-            return aggregates.class_csv(conn, checks.class_code(class_code, required=True),
-                                        checks.flag(show_names, "show_names"))
-
-    def class_size(self, class_code: str) -> int:
-        code = checks.class_code(class_code, required=True)
-        with self._read() as conn:
-            return conn.execute(select(func.count()).select_from(students)
-                                .where(students.c.class_code == code)).scalar_one()
 
 
 _lock = threading.Lock()

