@@ -242,8 +242,12 @@ def test_the_goal_is_checked_against_runs_of_the_chosen_policy_and_kept_in_the_a
     assert at.session_state["answers"][task.id]["policy"] == "priority"  # kept with the progress
     at.selectbox(key=f"task.{task.id}.policy").set_value("fcfs").run()
     at.button(key=f"tasks.check.{task.id}").click().run()
-    shown = " ".join(m.value for m in [*at.markdown, *at.error])
-    assert "(FCFS): not met." in shown and "The evidence does not check out yet" in shown
+    shown = " ".join(m.value for m in [*at.markdown, *at.success, *at.error])
+    fcfs = METRICS["ttft_p95"].value(spec_summary(load_model("tiny"), "tiny", goal_specs(("fcfs",), seed)["fcfs"]),
+                                     "chat")
+    assert f"Chat TTFT p95 = {round(fcfs, 2)} steps (FCFS): {'met' if fcfs <= 10 else 'not met'}." in shown
+    if fcfs > 10:  # a part not met: the goal is not reached (on this student's requests FCFS may reach it)
+        assert "The evidence does not check out yet" in shown
     assert "This is your goal attempt 1." in " ".join(c.value for c in at.caption)  # the policy is not the goal
     fill(at, task.id, "ttft_max", "4")
     at.button(key=f"tasks.check.{task.id}").click().run()

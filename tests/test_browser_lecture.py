@@ -111,7 +111,8 @@ def open_see_it_happen(page) -> None:
             if all(o.count() for o in options):  # an option of each (an empty answer is refused, uses no try)
                 for o in options:
                     click_and_wait(page, o)
-                click_and_wait(page, submit)
+                if submit.first.is_enabled():  # else the page was the rerun before an answer's: look again
+                    click_and_wait(page, submit)
             else:  # the question has just been answered: its link comes with the rerun under way
                 time.sleep(1)
                 wait_idle(page)

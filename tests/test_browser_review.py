@@ -70,7 +70,7 @@ def do_task_two(page, lang: str) -> None:
         area.press("Tab")  # leaving the box commits it
         wait_idle(page)
     box.get_by_role("button", name=s("tasks.check", lang), exact=True).click()
-    box.get_by_text(s("ev.verified", lang)).wait_for(timeout=240_000)  # four real runs
+    box.get_by_text(s("ev.verified", lang)).wait_for(timeout=480_000)  # four real runs, beside the suite's others
     wait_idle(page)
 
 

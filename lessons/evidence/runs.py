@@ -81,6 +81,9 @@ CHANGES = {change.id: change for change in (
 )}
 
 
+ROOM_SEED = 0  # the class's shared requests: Task 2's for every student (ui/practice/evidence_runs.py)
+
+
 def worksheet_seed(token: str, task_id: str) -> int:
     """The workload seed of a task's runs in the student's own variant: the same requests on every visit of one
     student, other requests (and so other figures) for another."""
