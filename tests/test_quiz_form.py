@@ -3,6 +3,8 @@ tools/quiz_cues.py (length, position, words shared with the question, absolute w
 leave-one-out classifier over such features) stays within 10 points of chance on single choice, on each tier of a
 two-tier question and on both tiers together, and under twice chance on the exact set of a multiple-select.
 `python -m tools.quiz_cues` prints every figure; tests/test_quiz_cues.py shows the battery finds a cue that is there."""
+import functools
+
 import pytest
 
 from lessons import LANGS, load_quiz
@@ -17,17 +19,17 @@ MULTIPLE = {*(f"the {k} {end}" for k in (1, 2, 3) for end in ("shortest", "longe
             "every option without absolute words", "every option", CLASSIFIER}
 
 
-@pytest.fixture(scope="module")
-def battery_scores():
-    """The battery's scores per language: seconds of classifier fits, so run by the worker that runs this module,
-    not at every worker's collection."""
-    return {lang: battery(BANKS[lang], lang) for lang in LANGS}
+@functools.cache
+def battery_scores(lang: str) -> dict:
+    """The battery's scores in one language: seconds of classifier fits, so run once by the worker that first
+    needs them, not at every worker's collection."""
+    return battery(BANKS[lang], lang)
 
 
 @pytest.mark.parametrize("kind", ["single", "multiple", "two_tier"])
 @pytest.mark.parametrize("lang", LANGS)
-def test_no_form_only_strategy_passes_the_bank(lang, kind, battery_scores):
-    scores = dict(battery_scores[lang][kind])
+def test_no_form_only_strategy_passes_the_bank(lang, kind):
+    scores = dict(battery_scores(lang)[kind])
     assert scores, f"{lang}: no {kind} questions to score"
     chance = scores.pop("chance")
     form = MULTIPLE if kind == "multiple" else SINGLE

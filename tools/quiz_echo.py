@@ -59,6 +59,7 @@ class Reading:
             self._fitted[grams] = vec
         self._cache: dict = {}  # (grams, text) -> its vector
         self._read: dict = {}  # (question id, seed) -> the explanations read before it
+        self._likeness: dict = {}  # (grams, option, text) -> their cosine: strategies ask the same pair many times
 
     def _vector(self, grams: str, text: str):
         key = (grams, text)
@@ -91,8 +92,11 @@ class Reading:
     def likeness(self, grams: str, option: str, text: str) -> float:
         if not text.strip():
             return 0.0
-        a, b = self._vector(grams, option), self._vector(grams, text)
-        return round(float((a @ b.T).toarray()[0, 0]), 9)  # rows are L2-normalised: the cosine
+        key = (grams, option, text)
+        if key not in self._likeness:
+            a, b = self._vector(grams, option), self._vector(grams, text)
+            self._likeness[key] = round(float((a @ b.T).toarray()[0, 0]), 9)  # rows are L2-normalised: the cosine
+        return self._likeness[key]
 
 
 def single_strategies(reading: Reading) -> dict[str, Callable[[Question, list[int], int], list[int]]]:
