@@ -353,9 +353,9 @@ def controls(page: str, runs: list[LiveRun]) -> None:
 
 def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
     """The frame counter with a progress bar, one slim line, redrawn with every frame. While the runs are still
-    computed it says so, and how far the engine has got: the total is the steps taken so far, and it grows."""
+    computed it says so, and how far the engine has got: the step it is at, which is the counter's total, and grows."""
     label = t("player.frame")
-    live = "" if all(r.done for r in runs) else t("player.computing", steps=last + 1)
+    live = "" if all(r.done for r in runs) else t("player.computing", step=last)
     with st.container(key=f"{page}-frame-counter"):
         if client_player.current() is None:
             st.html(_position_html(frame, last, live, label))
