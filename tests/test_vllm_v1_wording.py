@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_zh_terms import texts_under
 
 from lessons import LANGS
 from lessons.vllm_v1 import load_vllm_boxes
@@ -35,19 +36,6 @@ DESCRIBE_V1_PRIORITY = [("ui/shell/strings.yaml", "pol.priority-v1"),
                         ("06-four-axes.md", None), ("07-priorities-sla.md", None)]
 
 
-def _texts(node, lang: str, under: bool = False):
-    """Every string under a `lang` key (every string, when already under one)."""
-    if isinstance(node, str):
-        if under:
-            yield node
-    elif isinstance(node, list):
-        for item in node:
-            yield from _texts(item, lang, under)
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            yield from _texts(value, lang, under or key == lang)
-
-
 def _entries(data) -> list[tuple[str | None, object]]:
     """(id, entry): a strings file's keys, or a list's items by their id (a vLLM box by its lesson)."""
     if isinstance(data, dict):
@@ -64,10 +52,10 @@ def units(lang: str) -> list[tuple[str, str | None, str]]:
         out += [(path.name, None, para.replace("\n", " ")) for para in text.split("\n\n")]
     for name in ("quiz.yaml", "tasks.yaml"):
         for ident, entry in _entries(yaml.safe_load((ROOT / "lessons" / lang / name).read_text(encoding="utf-8"))):
-            out += [(name, ident, text) for text in _texts(entry, lang, under=True)]
+            out += [(name, ident, text) for text in texts_under(entry, lang, under=True)]
     for name in MIXED:
         for ident, entry in _entries(yaml.safe_load((ROOT / name).read_text(encoding="utf-8"))):
-            out += [(name, ident, text) for text in _texts(entry, lang)]
+            out += [(name, ident, text) for text in texts_under(entry, lang)]
     return out
 
 

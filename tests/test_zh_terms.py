@@ -33,18 +33,20 @@ NAMES = {"DistServe", "vllm", "sglang", "trace", "bench", "serve", "inf", "http"
 CJK = "\u4e00-\u9fff，。：；！？、（）「」“”"
 
 
-def _strings(node, under_zh: bool, key: str = ""):
-    if key in NOT_PROSE:
+def texts_under(node, lang: str, under: bool = False, skip=frozenset(), key: str = ""):
+    """Every string under a `lang` key of a YAML tree (every string, when already `under` one), leaving out the
+    entries whose key is in `skip`."""
+    if key in skip:
         return
     if isinstance(node, str):
-        if under_zh:
+        if under:
             yield node
     elif isinstance(node, list):
         for item in node:
-            yield from _strings(item, under_zh, key)
+            yield from texts_under(item, lang, under, skip, key)
     elif isinstance(node, dict):
         for k, v in node.items():
-            yield from _strings(v, under_zh or k == "zh", str(k))
+            yield from texts_under(v, lang, under or k == lang, skip, str(k))
 
 
 def zh_texts():
@@ -57,9 +59,10 @@ def zh_texts():
             yield from ((f"{path.name}:{k}", meta[k]) for k in ("title", "summary"))
             yield from ((f"{path.name}:{i}", para) for i, para in enumerate(body.split("\n\n")))
         else:
-            yield from ((path.name, s) for s in _strings(yaml.safe_load(text), True))
+            yield from ((path.name, s) for s in texts_under(yaml.safe_load(text), "zh", True, NOT_PROSE))
     for path in MIXED:
-        yield from ((path.name, s) for s in _strings(yaml.safe_load(path.read_text(encoding="utf-8")), False))
+        tree = yaml.safe_load(path.read_text(encoding="utf-8"))
+        yield from ((path.name, s) for s in texts_under(tree, "zh", False, NOT_PROSE))
 
 
 TEXTS = list(zh_texts())
