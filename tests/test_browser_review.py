@@ -77,8 +77,13 @@ def do_task_two(page, lang: str) -> None:
 def self_assess(page, lang: str) -> None:
     for i in range(1, 4):
         group = page.locator(f".st-key-explain-{TASK}-why_{i}")
-        group.get_by_text(s("ex.sa.met", lang), exact=True).click()
-        wait_idle(page)
+        met = group.get_by_role("radio", name=s("ex.sa.met", lang), exact=True)
+        for _ in range(3):  # a click that lands while the page reruns can be lost: a person clicks again
+            group.get_by_text(s("ex.sa.met", lang), exact=True).click()
+            wait_idle(page)
+            if met.is_checked():
+                break
+        assert met.is_checked(), f"why_{i}: the self-assessment did not take"
 
 
 def mark_all(page, lang: str, db, token: str) -> None:
