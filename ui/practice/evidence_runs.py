@@ -9,7 +9,7 @@ import streamlit as st
 
 from engine.lab.workload import PRESETS
 from lessons.evidence.metrics import METRICS
-from lessons.evidence.runs import ROOM_SEED, RunSpec, SpecError, worksheet_seed
+from lessons.evidence.runs import RunSpec, SpecError, task_seed
 from ui.labs import experiments, models
 from ui.progress import saved as progress
 from ui.progress import worksheet_state
@@ -21,12 +21,9 @@ SHOWN = {"batching": ("throughput", "wait_mean"), "paging": ("running", "kv_wast
 
 
 def seed(task) -> int:
-    """The workload seed of this student's own variant of the task (a token is made if there is none yet). Task 2
-    (effects) keeps the room's requests: the student types no figure there, and the effects it asks for are the
-    chapter's on those requests, while on other seeds some reverse or vanish (4 of 12 measured)."""
-    if task.evidence == "effects":
-        return ROOM_SEED
-    return worksheet_seed(progress.token() or "", task.id)
+    """The workload seed of this student's runs for the task (lessons.evidence.runs.task_seed; a token is made if
+    there is none yet)."""
+    return task_seed(task.evidence, progress.token() or "", task.id)
 
 
 def stored_runs(task) -> dict[str, RunSpec]:
