@@ -12,6 +12,7 @@ import uuid
 
 import pytest
 import yaml
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from browser_support import ARTIFACTS, assert_no_errors, new_page, open_page, wait_idle
 
 from classroom import get_store
@@ -131,6 +132,13 @@ def test_the_class_view_draws_a_numeric_answer_as_a_number_and_student_text_as_t
         wait_for_text(page, box, re.escape(said))
         page.locator(f"{box} .js-plotly-plot .ytick text").first.wait_for(timeout=30_000)
         wait_idle(page)
+        expected = sorted([f"2.3{unit}", f"5{unit}", BOLD])
+        try:  # the last language's chart may still be on screen for a moment after the switch
+            page.wait_for_function("([box, want]) => JSON.stringify([...document.querySelectorAll("
+                                   "box + ' .ytick text')].map(e => e.textContent).sort()) === JSON.stringify(want)",
+                                   arg=[box, expected], polling=200, timeout=30_000)
+        except PlaywrightTimeout:
+            pass  # the assertion below says what is shown instead
         labels = page.locator(f"{box} .ytick text").all_text_contents()
         assert sorted(labels) == sorted([f"2.3{unit}", f"5{unit}", BOLD]), labels  # numbers; the text as typed
         assert page.locator(f"{box} .ytick tspan[style*='bold']").count() == 0  # nothing drawn bold
