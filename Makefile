@@ -9,6 +9,8 @@ PORT   ?= 8501
 WORKERS ?= 4
 FAST_WORKERS ?= 2
 PYTEST := $(PY) -m pytest --dist loadscope
+# Every process (workers, lab servers, subprocesses) compiles the project once and reads the bytecode after.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run class test test-fast lint install install-dev chromium postgresql haproxy bench clean
 

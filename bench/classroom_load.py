@@ -56,7 +56,7 @@ from ui.shell.i18n import STRINGS_FILE  # noqa: E402
 MOMENTS = ("fixed-batch-holes", "chat-and-reports", "contiguous-vs-paged", "support-bot-sla")
 PAGE_FILES = {url: path for entries in SECTIONS.values() for url, path, _, _ in entries}
 SKIP = "Skip, just run"  # the prediction form's skip button (English)
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = yaml.load(STRINGS_FILE.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
 
 
 def rss_mb() -> float:

@@ -30,7 +30,7 @@ from browser_support import CHROMIUM, CHROMIUM_ARGS, LOCALES, player_button  # n
 from engine.server.thread import free_port  # noqa: E402
 from test_browser_play_at_once import CHARTS, LABS, first_moment  # noqa: E402
 
-STRINGS = yaml.safe_load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"))
+STRINGS = yaml.load((ROOT / "ui" / "shell" / "strings.yaml").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
 
 
 def serve(root: Path, cache: str):

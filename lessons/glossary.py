@@ -28,7 +28,7 @@ class Term:
 
 
 def load_glossary(lang: str) -> list[Term]:
-    data = yaml.safe_load(PATH.read_text(encoding="utf-8"))
+    data = yaml.load(PATH.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     _need(isinstance(data, list), PATH, "top level", "must be a list of terms")
     other = "en" if _lang(lang) == "zh" else "zh"
     out = []

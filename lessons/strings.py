@@ -11,7 +11,7 @@ STRINGS_FILE = Path(__file__).with_name("strings.yaml")
 
 @lru_cache(maxsize=1)
 def strings() -> dict[str, dict[str, str]]:
-    return yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+    return yaml.load(STRINGS_FILE.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
 
 
 def phrase(key: str, lang: str, **fmt) -> str:

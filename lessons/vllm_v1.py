@@ -23,7 +23,7 @@ class VllmBox:
 def load_vllm_boxes(lang: str) -> dict[str, VllmBox]:
     """Lesson id -> its box, in `lang`."""
     lang = _lang(lang)
-    data = yaml.safe_load(PATH.read_text(encoding="utf-8"))
+    data = yaml.load(PATH.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     _need(isinstance(data, list), PATH, "top level", "must be a list of boxes")
     out = {}
     for i, d in enumerate(data):

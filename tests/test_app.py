@@ -4,15 +4,14 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 from streamlit.testing.v1 import AppTest
 from app_support import runs_ended
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["pages/home.py", "pages/why_batch.py", "pages/static_vs_continuous.py", "pages/paged_kv.py",
          "pages/policies.py", "pages/playground.py"]
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 RUN = {"zh": "运行", "en": "Run"}
 
 

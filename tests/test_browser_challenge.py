@@ -5,17 +5,16 @@ Screenshots at 1440x900 and 1280x720: tests/artifacts/challenge-*.png."""
 import uuid
 
 import pytest
-import yaml
 from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE
 
 from classroom import get_store
 from engine.lab.challenge import hidden_seeds
 from ui.practice.challenge import SECRET
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 pytestmark = pytest.mark.browser
 
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 # every live chart of the page (an iframe each) has a figure drawn, and there are at least the three timelines
 DRAWN = """() => { const frames = [...document.querySelectorAll('[data-testid="stMain"] iframe[title*="live_chart"]')];
   return frames.length >= 3 && frames.every(f => { try {

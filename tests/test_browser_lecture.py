@@ -5,13 +5,12 @@ import re
 import time
 
 import pytest
-import yaml
 from browser_support import assert_no_errors, new_page, wait_idle
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 pytestmark = pytest.mark.browser
 
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -13,12 +13,13 @@ import time
 import pytest
 import yaml
 from browser_support import ARTIFACTS, assert_no_errors, counter, new_page, player_button, press_pause, serve, wait_idle
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings, STRINGS_FILE
 
 pytestmark = pytest.mark.browser
 
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
-MOMENTS = yaml.safe_load((STRINGS_FILE.parents[2] / "lessons" / "moments.yaml").read_text(encoding="utf-8"))
+STRINGS = strings()
+MOMENTS = yaml.load((STRINGS_FILE.parents[2] / "lessons" / "moments.yaml").read_text(encoding="utf-8"),
+                    Loader=yaml.CSafeLoader)
 LABS = ("static-vs-continuous", "paged-kv", "policies")
 SAMPLE_S, FOR_S, SHOTS = 0.2, 5.0, (0.5, 2.0, 5.0)
 

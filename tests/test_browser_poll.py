@@ -8,16 +8,15 @@ import time
 import uuid
 
 import pytest
-import yaml
 from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE
 
 from classroom import get_store
 from lessons import load_moments, load_quiz, predictions
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 pytestmark = pytest.mark.browser
 
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 SIZES = [(1440, 900), (1280, 720)]
 MOMENT = "online-uniform"  # a numeric prediction, and a short run
 

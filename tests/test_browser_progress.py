@@ -6,17 +6,16 @@ import pytest
 import re
 import time
 
-import yaml
 from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
 from playwright.sync_api import expect
 
 from classroom import get_store
 from lessons import load_quiz, load_tasks, quiz_order
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 pytestmark = pytest.mark.browser
 
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 WRITTEN = "Paged blocks are handed out per token as sequences grow, so nobody waits for the longest request."
 
 

@@ -5,14 +5,13 @@ tests/artifacts/quiz-*.png."""
 import time
 
 import pytest
-import yaml
 from browser_support import ARTIFACTS, assert_no_errors, open_page, wait_idle
 
 from lessons import load_quiz, quiz_order
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 pytestmark = pytest.mark.browser
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 MESSAGES = {"need_reason": {"zh": "你选了答案，但还没选理由", "en": "You picked an answer but no reason yet"},
             "not_number": {"zh": "请填写一个数字", "en": "Enter a number"}}
 

@@ -11,7 +11,6 @@ import time
 import uuid
 
 import pytest
-import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from browser_support import ARTIFACTS, assert_no_errors, new_page, open_page, wait_idle
 
@@ -19,11 +18,11 @@ from classroom import get_store
 from lessons import load_quiz, quiz_order
 from tests.test_browser_poll import SIZES, switch_language, unlock, wait_for_text
 from tests.test_browser_quiz import move
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 from viz.classroom import RIGHT
 
 pytestmark = pytest.mark.browser
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 NEED_OPTION = {"zh": "先选一个选项再提交", "en": "Pick an option before you submit"}
 BOLD = "<b>x</b>"
 RATIO = [0.874 / 0.379, 0.874, 0.379]  # fixed-slot-ratio's two runs: 2.31×

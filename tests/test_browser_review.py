@@ -7,16 +7,15 @@ import time
 import uuid
 
 import pytest
-import yaml
 from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE
 
 from classroom import get_store
 from lessons import load_tasks
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 pytestmark = pytest.mark.browser
 
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 TASK = "hard-requests"
 FEATURES = [("tighter-memory", "ttft_p95", "chat"), ("bursty-arrivals", "wait_mean", "chat"),
             ("longer-outputs", "e2e_p95", "report")]  # each clearly hurts on chat-and-reports (tests/test_evidence.py)

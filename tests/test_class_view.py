@@ -5,7 +5,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-import yaml
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
@@ -16,14 +15,14 @@ from engine.lab.workload import preset
 from lessons import load_moments, load_quiz, load_tasks, predictions
 from ui.instructor import passcode, poll_job
 from ui.playback.run_cache import RUNS, run_bytes
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 from viz.classroom import RIGHT, WRONG
 from app_support import runs_ended
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSCODE = "correct horse 7"
 NAME = "Zelda Quorum"  # a name that appears nowhere else in the lab
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 
 
 @pytest.fixture(autouse=True)

@@ -3,17 +3,16 @@ from pathlib import Path
 
 import pytest
 import torch
-import yaml
 from streamlit.testing.v1 import AppTest
 
 from engine import LLM, EngineConfig, LLMEngine, SamplingParams
 from engine.config import resolve_device, resolve_dtype
 from engine.messages import ConfigError
 from engine.models.loader import load_model
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour of a machine without CUDA")
 
 

@@ -25,7 +25,7 @@ def model():
 
 def column_names(lang: str) -> dict[str, str]:
     with open("ui/shell/strings.yaml", encoding="utf-8") as fh:
-        strings = yaml.safe_load(fh)
+        strings = yaml.load(fh, Loader=yaml.CSafeLoader)
     return {c: strings[f"ev.column.{c}"][lang] for c in COLUMNS}
 
 

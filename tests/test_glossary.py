@@ -62,7 +62,7 @@ def _zh_texts():
                                 [a for answers in task.model_answers.values() for a in answers])
     for m in load_moments().values():
         yield m.id, m.narration["zh"]
-    strings = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+    strings = yaml.load(STRINGS_FILE.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     for key, value in strings.items():
         yield key, value["zh"]
     for term in GLOSSARY["zh"]:

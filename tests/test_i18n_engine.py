@@ -7,7 +7,6 @@ import string
 from pathlib import Path
 
 import pytest
-import yaml
 from app_support import runs_ended
 from streamlit.testing.v1 import AppTest
 
@@ -19,10 +18,10 @@ from engine.lab.recorder import RunRecorder
 from engine.sampling_params import SamplingParams
 from engine.core.snapshot import StepSnapshot
 from engine.lab.trace import TraceError, TraceRequest, read_trace
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 
 
 def fields(template: str) -> set[str]:

@@ -3,18 +3,17 @@ page, read the figures from the page's own results table (both runs of a ratio, 
 longest"), type the answer into the quiz (a prediction: commit it first), and it is correct: the page and the quiz
 measure one and the same run."""
 import pytest
-import yaml
 
 from lessons import load_quiz, parse_number, run_spec
 from tests.test_app_teaching import page
 from ui.shell.nav import SECTIONS
 from app_support import runs_ended
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 pytestmark = pytest.mark.slow  # a lecture moment's full runs per question
 
 PAGE_FILES = {url: path for entries in SECTIONS.values() for url, path, _, _ in entries}
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 # where each metric sits in the lab pages' results tables (column headers in English)
 COLUMNS = {"steps": STRINGS["sum.steps"]["en"], "slot_utilisation": STRINGS["sum.slot_util"]["en"],
            "throughput_tok_per_step": STRINGS["sum.tok_per_step"]["en"],

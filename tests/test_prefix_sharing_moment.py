@@ -1,13 +1,12 @@
 """The prefix-sharing lecture moment is memory-limited: sharing visibly lets more requests run at once."""
 from pathlib import Path
 
-import yaml
 from streamlit.testing.v1 import AppTest
 from app_support import runs_ended
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 
 
 def test_sharing_saves_blocks_and_raises_concurrency_and_throughput_in_the_prefix_sharing_moment():

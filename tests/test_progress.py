@@ -5,15 +5,14 @@ import threading
 from pathlib import Path
 
 import pytest
-import yaml
 from streamlit.testing.v1 import AppTest
 
 from classroom import get_store
 from lessons import load_moments, load_quiz, load_tasks
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 
 
 def session(path: str = "pages/quiz.py", link: str | None = None, lang: str = "en") -> AppTest:

@@ -148,7 +148,7 @@ def test_the_loader_refuses_a_question_without_a_hint(tmp_path, monkeypatch):
                                                 encoding="utf-8")
     for name in ("moments.yaml", "glossary.yaml"):
         (tmp_path / name).write_text((ROOT / "lessons" / name).read_text(encoding="utf-8"), encoding="utf-8")
-    bank = yaml.safe_load((tmp_path / "en" / "quiz.yaml").read_text(encoding="utf-8"))
+    bank = yaml.load((tmp_path / "en" / "quiz.yaml").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     del bank[0]["hint"]
     (tmp_path / "en" / "quiz.yaml").write_text(yaml.safe_dump(bank, allow_unicode=True), encoding="utf-8")
     monkeypatch.setattr(loader, "ROOT", tmp_path)
@@ -189,10 +189,10 @@ def student_texts(value):
 def test_the_quiz_and_the_worksheets_name_moments_by_their_titles_not_their_slugs(lang):
     from ui.shell.i18n import STRINGS_FILE
 
-    strings = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+    strings = yaml.load(STRINGS_FILE.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     slugs = re.compile(r"(?<![\w-])(" + "|".join(re.escape(m) for m in load_moments()) + r")(?![\w-])")
     for name in ("quiz.yaml", "tasks.yaml"):
-        raw = yaml.safe_load((ROOT / "lessons" / lang / name).read_text(encoding="utf-8"))
+        raw = yaml.load((ROOT / "lessons" / lang / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
         found = {m for text in student_texts(raw) for m in slugs.findall(text)}
         assert not found, (name, found)
     for q in (q for q in BANKS[lang] if q.type == "numeric"):  # the prompt names the moment its Run button runs
@@ -218,7 +218,7 @@ def test_lessons_and_narrations_name_moments_by_their_titles_on_the_page(lang):
     from tests.test_app_teaching import lesson_script
     from ui.shell.i18n import STRINGS_FILE
 
-    strings = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+    strings = yaml.load(STRINGS_FILE.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     slugs = re.compile(r"`(" + "|".join(re.escape(m) for m in load_moments()) + r")`")
     mark = "“{}”" if lang == "en" else "「{}」"
     home = all_text(page("pages/home.py", lang))  # the moments' narrations, one of which names another moment

@@ -8,16 +8,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-import yaml
 from streamlit.testing.v1 import AppTest
 
 from engine.server.thread import free_port
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 pytestmark = pytest.mark.server
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 PAGE = "real-server"
 
 

@@ -20,7 +20,6 @@ import time
 import uuid
 
 import pytest
-import yaml
 from browser_support import ARTIFACTS, PASSCODE, ROOT, assert_no_errors, new_page, wait_idle, worker
 from pg_support import fresh_database
 from test_browser_poll import MOMENT, load_moment_question, unlock, wait_for_measured, wait_for_text
@@ -28,13 +27,13 @@ from test_browser_poll import MOMENT, load_moment_question, unlock, wait_for_mea
 from classroom import Store
 from lessons import load_moments, predictions
 from ui.instructor.attempts import EVERYONE, TOTAL_FAILURES, WINDOW_S
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 sys.path.insert(0, str(ROOT / "bench"))
 
 import replicas
 
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 from streamlit.testing.v1 import AppTest
 
 from classroom import StorageError, Store, new_token
@@ -17,10 +16,10 @@ from classroom.errors import reconnecting
 from classroom.outbox import Outbox, Progress, progress_ops
 from lessons import load_quiz
 from pg_support import fresh_database
-from ui.shell.i18n import STRINGS_FILE
+from ui.shell.i18n import strings
 
 ROOT = Path(__file__).resolve().parent.parent
-STRINGS = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+STRINGS = strings()
 
 
 class Session:

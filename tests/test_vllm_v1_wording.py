@@ -51,10 +51,11 @@ def units(lang: str) -> list[tuple[str, str | None, str]]:
         text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", path.read_text(encoding="utf-8"))  # a link as its words
         out += [(path.name, None, para.replace("\n", " ")) for para in text.split("\n\n")]
     for name in ("quiz.yaml", "tasks.yaml"):
-        for ident, entry in _entries(yaml.safe_load((ROOT / "lessons" / lang / name).read_text(encoding="utf-8"))):
+        tree = yaml.load((ROOT / "lessons" / lang / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        for ident, entry in _entries(tree):
             out += [(name, ident, text) for text in texts_under(entry, lang, under=True)]
     for name in MIXED:
-        for ident, entry in _entries(yaml.safe_load((ROOT / name).read_text(encoding="utf-8"))):
+        for ident, entry in _entries(yaml.load((ROOT / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)):
             out += [(name, ident, text) for text in texts_under(entry, lang)]
     return out
 

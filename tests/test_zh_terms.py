@@ -55,13 +55,14 @@ def zh_texts():
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".md":
             front, body = text.split("\n---\n", 1)
-            meta = yaml.safe_load(front.removeprefix("---\n"))
+            meta = yaml.load(front.removeprefix("---\n"), Loader=yaml.CSafeLoader)
             yield from ((f"{path.name}:{k}", meta[k]) for k in ("title", "summary"))
             yield from ((f"{path.name}:{i}", para) for i, para in enumerate(body.split("\n\n")))
         else:
-            yield from ((path.name, s) for s in texts_under(yaml.safe_load(text), "zh", True, NOT_PROSE))
+            tree = yaml.load(text, Loader=yaml.CSafeLoader)
+            yield from ((path.name, s) for s in texts_under(tree, "zh", True, NOT_PROSE))
     for path in MIXED:
-        tree = yaml.safe_load(path.read_text(encoding="utf-8"))
+        tree = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
         yield from ((path.name, s) for s in texts_under(tree, "zh", False, NOT_PROSE))
 
 
