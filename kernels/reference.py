@@ -23,8 +23,9 @@ def store_kv(k: torch.Tensor, v: torch.Tensor, k_cache: torch.Tensor, v_cache: t
 
 def gather_kv(cache: torch.Tensor, block_tables: torch.Tensor) -> torch.Tensor:
     """`[seqs, blocks]` physical ids -> `[seqs, blocks * block_size, kv_heads, head_dim]`, in logical order."""
-    gathered = cache[block_tables.long()]  # [seqs, blocks, block_size, kv_heads, head_dim]
-    return gathered.flatten(1, 2)
+    seqs, blocks = block_tables.shape
+    # index_select over the flattened table: one copy, several times faster on CPU than advanced indexing
+    return cache.index_select(0, block_tables.reshape(-1)).view(seqs, blocks * cache.shape[1], *cache.shape[2:])
 
 
 def _attend(q, k, v, q_pos, key_len, scale):

@@ -223,6 +223,7 @@ def test_a_full_quiz_attempt():
     assert at.session_state["quiz.attempt"].results == {} and at.session_state["quiz.order"] != order
 
 
+@pytest.mark.slow
 def test_the_goal_is_checked_against_runs_of_the_chosen_policy_and_kept_in_the_answers():
     task = next(t for t in load_tasks("en") if t.id == "chat-slo-goal")
     at = page("pages/tasks.py")

@@ -92,6 +92,7 @@ HOLDS = {"workload": "chat-and-reports", "change_1": "tighter-memory", "metric_1
          "change_3": "longer-outputs", "metric_3": "e2e_p95", "who_3": "report"}
 
 
+@pytest.mark.slow
 def test_three_real_effects_pass(model):
     verdict = effects(model, HOLDS)
     assert verdict.verified, [say(f, "en") for f in verdict.findings]

@@ -55,6 +55,7 @@ def test_a_students_seed_is_their_own_and_the_same_on_every_visit():
     assert worksheet_seed("ab", "compare-batching") != worksheet_seed("ab", "paged-attention-purpose")
 
 
+@pytest.mark.slow
 def test_two_students_measure_other_figures(random_weights):
     """On random weights: the figures are the schedule's, which is the tiny model's (random_weights above)."""
     a, b = (worksheet_seed(tok, "compare-batching") for tok in ("student-a", "student-b"))
