@@ -7,6 +7,7 @@ import time
 import uuid
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE
 
 from classroom import get_store
@@ -151,7 +152,12 @@ def test_a_student_completes_task_two_with_evidence_and_the_instructors_marks(br
     student.wait_for_selector("h1", timeout=60_000)
     wait_idle(student)
     box = task_box(student)
-    box.get_by_text(s("tasks.complete", lang)).wait_for(timeout=60_000)
+    try:
+        box.get_by_text(s("tasks.complete", lang)).wait_for(timeout=60_000)
+    except PlaywrightTimeout:
+        shoot(student, f"5-student-not-complete-{lang}")
+        raise AssertionError("after the marks, the task is not complete; the page says: "
+                             + box.inner_text()[-1500:]) from None
     assert box.get_by_text(s("ex.marked_ok", lang)).count() == 3
     assert re.search(r"[✅]", box.locator("h3").first.inner_text())
     box.get_by_text(s("ex.marked_ok", lang)).first.scroll_into_view_if_needed()
