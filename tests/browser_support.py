@@ -83,9 +83,14 @@ def browser():
 
 
 def wait_idle(page) -> None:
-    """Until the script has stopped running (Streamlit shows its status widget while it runs)."""
+    """Until the script has stopped running: Streamlit shows its status widget while it runs, and its app element's
+    script state is "rerunRequested" from the click on (before a loaded server has started the rerun) to "running"
+    and on to "notRunning"."""
     page.wait_for_function("""() => {
-        const busy = !!document.querySelector('[data-testid="stStatusWidget"]');
+        const app = document.querySelector('[data-testid="stApp"]');
+        const state = app ? app.getAttribute('data-test-script-state') : 'initial';
+        const busy = !!document.querySelector('[data-testid="stStatusWidget"]')
+            || ['initial', 'running', 'rerunRequested'].includes(state);
         window.__idle = busy ? 0 : (window.__idle || 0) + 1;
         return window.__idle >= 3;
     }""", polling=200, timeout=120_000)
