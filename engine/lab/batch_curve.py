@@ -2,8 +2,8 @@
 
 A shared server runs many sessions at once, and wall-clock time counts every moment the measuring thread
 waited for a core. So the curve is measured the way a careful benchmark is:
-- round-robin: every round measures every batch size once (1, 2, 4 ... then again), so a burst of load
-  slows each size a little instead of one size a lot;
+- steps in turn: every round decodes every batch size at once, one step of each in turn (1, 2, 4 ... then
+  again), so a burst of load slows every size alike instead of one size a lot;
 - medians with their spread: each figure is the median over the rounds, shown with its min–max range;
 - paired ratios: the speed-up at batch b is the median over rounds of (b's speed / batch 1's speed in the
   same round), so load that comes and goes between rounds cancels;
@@ -34,31 +34,49 @@ ROUNDS = 5  # each batch size measured this often, in turn
 THREADS = 1  # torch threads while measuring (see above)
 
 
-def measure_decode(loaded: LoadedModel, batch: int, new_tokens: int = 16, prompt: str = "Tell me a story.") -> dict:
-    """Decode speed at one batch size, measured now: `batch` requests decoding together.
-
-    Only steps that ran no prefill count, so the figure is the steady decode rate of that batch. Each step is
-    timed in wall time and in the calling thread's CPU time, and the figures are the fastest step's: load from
-    other processes can only make a step slower, never faster, so the fastest of a dozen steps is the one
-    it disturbed least (as timeit takes the best of its repeats). `mean_ms_per_step` keeps the plain mean."""
+def _decoding_engine(loaded: LoadedModel, batch: int, new_tokens: int, prompt: str) -> LLMEngine:
+    """An engine holding `batch` requests that will decode `new_tokens` tokens each."""
     engine = LLMEngine(loaded, EngineConfig(max_num_seqs=batch, max_model_len=256))
     for i in range(batch):
         engine.add_request(f"{i}: {prompt}", SamplingParams(temperature=0.0, max_tokens=new_tokens, ignore_eos=True))
-    wall, cpu, tokens = [], [], []
-    for _ in range(4 * (new_tokens + batch) + 16):  # far more than a run needs: a stuck engine ends here
-        if not engine.has_unfinished():
+    return engine
+
+
+def measure_together(loaded: LoadedModel, sizes, new_tokens: int = 16, prompt: str = "Tell me a story.") -> dict:
+    """Decode speed at each batch size, {batch: figures}: an engine per size, their steps taken in turn (one step of
+    batch 1, one of batch 2, ... and again), so every size is timed through the same fraction of a second, under
+    the same load from other processes. A size measured seconds after another meets other load: on a busy server
+    that alone turned the curve over.
+
+    Only steps that ran no prefill count, so a figure is the steady decode rate of that batch. Each step is timed
+    in wall time and in the calling thread's CPU time, and the figures are the fastest step's: load can only make a
+    step slower, never faster, so the fastest of a dozen steps is the one it disturbed least (as timeit takes the
+    best of its repeats). `mean_ms_per_step` keeps the plain mean."""
+    engines = {b: _decoding_engine(loaded, b, new_tokens, prompt) for b in sizes}
+    timed = {b: ([], [], []) for b in sizes}  # wall, cpu, tokens of each decode-only step
+    for _ in range(4 * (new_tokens + max(sizes)) + 16):  # far more than a run needs: a stuck engine ends here
+        live = [b for b in sizes if engines[b].has_unfinished()]
+        if not live:
             break
-        w0, c0 = time.perf_counter(), time.thread_time()
-        snap = engine.step()
-        c1, w1 = time.thread_time(), time.perf_counter()
-        if snap.num_decode_tokens and not snap.num_prefill_tokens:
-            wall.append(w1 - w0)
-            cpu.append(c1 - c0)
-            tokens.append(snap.num_decode_tokens)
-    per_step = statistics.median(tokens)  # every sequence decodes every step: `batch` tokens each
-    return {"batch": batch, "steps": len(wall), "tok_per_step": per_step, "tok_per_s": per_step / min(wall),
-            "ms_per_step": 1000 * min(wall), "cpu_ms_per_step": 1000 * min(cpu),
-            "mean_ms_per_step": 1000 * sum(wall) / len(wall), "wall_s": sum(wall), "cpu_s": sum(cpu)}
+        for b in live:
+            w0, c0 = time.perf_counter(), time.thread_time()
+            snap = engines[b].step()
+            c1, w1 = time.thread_time(), time.perf_counter()
+            if snap.num_decode_tokens and not snap.num_prefill_tokens:
+                for values, value in zip(timed[b], (w1 - w0, c1 - c0, snap.num_decode_tokens)):
+                    values.append(value)
+    figures = {}
+    for b, (wall, cpu, tokens) in timed.items():
+        per_step = statistics.median(tokens)  # every sequence decodes every step: `batch` tokens each
+        figures[b] = {"batch": b, "steps": len(wall), "tok_per_step": per_step, "tok_per_s": per_step / min(wall),
+                      "ms_per_step": 1000 * min(wall), "cpu_ms_per_step": 1000 * min(cpu),
+                      "mean_ms_per_step": 1000 * sum(wall) / len(wall), "wall_s": sum(wall), "cpu_s": sum(cpu)}
+    return figures
+
+
+def measure_decode(loaded: LoadedModel, batch: int, new_tokens: int = 16, prompt: str = "Tell me a story.") -> dict:
+    """Decode speed at one batch size, measured now (`measure_together` of that size alone)."""
+    return measure_together(loaded, [batch], new_tokens, prompt)[batch]
 
 
 def _spread(values: list[float]) -> tuple[float, float, float]:
@@ -69,7 +87,7 @@ def _spread(values: list[float]) -> tuple[float, float, float]:
 def curve_rows(samples: dict[int, list[dict]]) -> list[dict]:
     """One row per batch size from its samples (one per round, in round order): medians and min–max ranges
     of tokens/s, wall and CPU ms per step, and of the speed-up and step cost against the smallest size,
-    taken round by round (a ratio of two figures measured seconds apart, not of two medians)."""
+    taken round by round (a ratio of two figures measured in the same fraction of a second, not of two medians)."""
     sizes = sorted(samples)
     base = samples[sizes[0]]
     rows = []
@@ -121,8 +139,8 @@ def cores() -> int:
 
 def measure_batch_curve(loaded: LoadedModel, sizes, new_tokens: int = 16, rounds: int = ROUNDS,
                         on_progress: Callable[[float, int], None] | None = None) -> Curve:
-    """Decode speed per batch size after a warm-up: `rounds` rounds, each measuring every size once in turn.
-    on_progress(fraction done, batch size just measured) after each measurement."""
+    """Decode speed per batch size after a warm-up: `rounds` rounds, each measuring every size at once, their steps
+    in turn (`measure_together`). on_progress(fraction done, batch size) for each size at the end of its round."""
     sizes = sorted(set(sizes))
     started, w0, c0 = time.time(), time.perf_counter(), time.thread_time()
     before = torch.get_num_threads()
@@ -132,8 +150,9 @@ def measure_batch_curve(loaded: LoadedModel, sizes, new_tokens: int = 16, rounds
         samples: dict[int, list[dict]] = {b: [] for b in sizes}
         order = []
         for rnd in range(rounds):
+            measured = measure_together(loaded, sizes, new_tokens)
             for i, b in enumerate(sizes):
-                samples[b].append(measure_decode(loaded, b, new_tokens))
+                samples[b].append(measured[b])
                 order.append(b)
                 if on_progress:
                     on_progress((rnd * len(sizes) + i + 1) / (rounds * len(sizes)), b)
