@@ -13,7 +13,7 @@ from engine.lab.experiment import run_requests, workload_requests
 from lessons.evidence import METRICS, RunSpec, check_batching, check_paging
 from lessons.evidence.runs import worksheet_seed
 
-VARIANTS = 20  # each: four runs of the workload the worksheets suggest
+VARIANTS = 50  # each: four runs of the workload the worksheets suggest
 WORKLOAD, BLOCKS = "chat-and-reports", 96  # the workload the worksheets suggest, at its suggested memory
 BATCHING_FIGURES = ("throughput", "wait_mean")
 PAGING_FIGURES = ("running", "kv_waste", "refusals")
