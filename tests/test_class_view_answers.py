@@ -5,10 +5,11 @@ import json
 import uuid
 
 import pytest
+import streamlit as st
 
 from classroom import get_store
 from lessons import load_quiz
-from ui.instructor.class_view import answer_label, answer_right, measured_text
+from ui.instructor.class_view import answer_counts, answer_label, answer_right, measured_label
 from viz.classroom import RIGHT, WRONG
 from tests.test_class_view import PASSCODE, app_frame_every_run, class_view, configured, enter  # noqa: F401
 
@@ -29,9 +30,26 @@ def test_a_numeric_answer_is_its_number_and_is_right_against_its_own_run(lang, r
     assert answer_label(share, numeric("38", 0.4)) == pct
     assert answer_right(q, numeric("2.3")) and not answer_right(q, numeric("5"))
     assert not answer_right(q, numeric("2.3", [5.0, 5.0, 1.0]))  # right is against the figure its run measured
-    assert measured_text(q, {numeric("2.3"): 2, numeric("5"): 1}) == ("2.31×" if lang == "en" else "2.31 倍")
-    assert measured_text(share, {numeric("38", 0.379): 1}) == ("37.9 %" if lang == "en" else "37.9%")
-    assert measured_text(qs["batch-limit"], {"1": 3}) is None
+    assert measured_label(q, numeric("2.3")) == ("2.31×" if lang == "en" else "2.31 倍")
+    assert measured_label(share, numeric("38", 0.379)) == ("37.9 %" if lang == "en" else "37.9%")
+    assert measured_label(qs["batch-limit"], "1") is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_where_students_runs_measured_different_figures_each_answer_stands_beside_its_own(lang):
+    st.session_state["lang"] = lang
+    q = next(q for q in load_quiz(lang) if q.id == "fixed-slot-ratio")
+    unit = "×" if lang == "en" else " 倍"
+    beside = "{answer} (measured {measured})" if lang == "en" else "{answer}（实测 {measured}）"
+    # the same number, right for the student whose run measured 2.31x and wrong for the one whose run measured 3.2x
+    counts, right = answer_counts(q, {numeric("2.3"): 2, numeric("2.3", [3.2, 0.8, 0.25]): 1, numeric("3.2", [3.2, 0.8,
+                                                                                                       0.25]): 1})
+    mine, theirs, both = (beside.format(answer=f"{a}{unit}", measured=f"{m}{unit}")
+                          for a, m in (("2.3", "2.31"), ("2.3", "3.20"), ("3.2", "3.20")))
+    assert counts == {mine: 2, theirs: 1, both: 1} and right == {mine, both}
+    # one figure for the whole class: the bars are the answers alone (the figure is said once, above them)
+    counts, right = answer_counts(q, {numeric("2.3"): 2, numeric("5"): 1})
+    assert counts == {f"2.3{unit}": 2, f"5{unit}": 1} and right == {f"2.3{unit}"}
 
 
 @pytest.fixture

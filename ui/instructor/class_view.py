@@ -168,23 +168,36 @@ def answer_right(question, answer) -> bool:
     return answer_label(question, answer) in _correct_labels(question)
 
 
-def measured_text(question, answers) -> str | None:
-    """What the class's runs measured for a numeric question (the figure most of its answers were graded against),
-    as the quiz prints it; None for other questions or before any run."""
+def measured_label(question, answer) -> str | None:
+    """The figure a stored numeric answer was graded against (its own run's), as the quiz prints it; None for other
+    questions or before any run."""
     if question is None or question.type != "numeric":
         return None
-    seen: dict[str, int] = {}
-    for answer, k in answers.items():
-        value = _stored(answer)
-        measured = measured_value(value.get("measured")) if isinstance(value, dict) else None
-        if isinstance(measured, str):
-            text = dict(question.classes).get(measured, measured)
-        elif isinstance(measured, (int, float)) and not isinstance(measured, bool):
-            text = figure(shown_value(question, measured), question.unit, question.lang)
-        else:
-            continue
-        seen[text] = seen.get(text, 0) + k
-    return max(seen, key=seen.get) if seen else None
+    value = _stored(answer)
+    measured = measured_value(value.get("measured")) if isinstance(value, dict) else None
+    if isinstance(measured, str):
+        return dict(question.classes).get(measured, measured)
+    if isinstance(measured, (int, float)) and not isinstance(measured, bool):
+        return figure(shown_value(question, measured), question.unit, question.lang)
+    return None
+
+
+def answer_counts(question, answers: dict) -> tuple[dict[str, int], set[str]]:
+    """The bars of a question's answers: {label: students} and the labels that are right. Where the students' own
+    runs measured different figures (each student's variant), every numeric answer stands beside the figure its
+    own run measured, so the instructor sees what each was graded against."""
+    own = {measured_label(question, answer) for answer in answers} - {None}
+    counts: dict[str, int] = {}
+    right: set[str] = set()
+    for answer, k in _in_order(question, answers):
+        label = _short(answer_label(question, answer), 24)  # the full text is the question's help and the CSV's
+        measured = measured_label(question, answer) if len(own) > 1 else None
+        if measured is not None:
+            label = t("cv.answer_and_measured", answer=label, measured=measured)
+        counts[label] = counts.get(label, 0) + k
+        if answer_right(question, answer):
+            right.add(label)
+    return counts, right
 
 
 def _short(text: str, n: int = 60) -> str:
@@ -211,16 +224,12 @@ def _quiz(quiz: dict, latest: dict) -> None:
                          second=entry["second_try_correct"]), help=t("cv.first_help"))
             st.caption(t("cv.question_line_latest", n=now.get("students", 0), first=now.get("first_try_correct", 0),
                          second=now.get("second_try_correct", 0)), help=t("cv.latest_help"))
-            measured = measured_text(question, entry["answers"])
-            if measured is not None:
-                st.caption(t("cv.quiz_measured", value=measured))
-            counts: dict[str, int] = {}
-            right: set[str] = set()
-            for answer, k in _in_order(question, entry["answers"]):
-                label = _short(answer_label(question, answer), 24)  # the full text is the question's help and the CSV's
-                counts[label] = counts.get(label, 0) + k
-                if answer_right(question, answer):
-                    right.add(label)
+            own = {measured_label(question, answer) for answer in entry["answers"]} - {None}
+            if len(own) > 1:
+                st.caption(t("cv.quiz_measured_each"))
+            elif own:
+                st.caption(t("cv.quiz_measured", value=own.pop()))
+            counts, right = answer_counts(question, entry["answers"])
             st.plotly_chart(answer_bars(counts, right, {"count": t("cv.count")}),
                             key=f"{PAGE}.q.{qid}", config={"displayModeBar": False})
 
