@@ -52,6 +52,24 @@ def test_a_typo_is_shown_at_its_line_and_column_in_the_students_language(lang, e
     assert "challenge.runs" not in at.session_state  # nothing ran
 
 
+@pytest.mark.parametrize("lang,limit", [("zh", "上限"), ("en", "limit")])
+def test_a_key_is_checked_as_it_is_entered_and_its_message_goes_when_it_changes(lang, limit):
+    """No Run needed to hear of a typo, and no stale message under a corrected key; a key past the length limit
+    (pasted, say) is refused with the limit in the student's language and stays in its box to be cut down."""
+    at = page(lang)
+    at.text_area(key="challenge.key").set_value("waited + max_tokns").run()
+    assert len(at.error) == 1 and "max_tokns" in at.error[0].value
+    at.text_area(key="challenge.key").set_value("waited + max_tokens").run()
+    assert not at.error and "challenge.runs" not in at.session_state  # gone at once; nothing ran
+    long_key = "waited + " * 80 + "1"
+    at.text_area(key="challenge.key").set_value(long_key).run()
+    assert len(at.error) == 1 and str(len(long_key)) in at.error[0].value and "500" in at.error[0].value
+    assert limit in at.error[0].value
+    assert at.text_area(key="challenge.key").value == long_key  # nothing lost
+    press(at, "challenge.run")
+    assert len(at.error) == 1 and "challenge.runs" not in at.session_state
+
+
 def test_a_submission_shows_one_score_and_no_hidden_seed_or_figure_reaches_the_page_or_the_session():
     """The public seed's grade shows every axis; the submission's grade on the hidden seeds is a score alone: its
     seeds, its per-axis figures and its payers stay on the server and in the store. A Task 4 goal of the student

@@ -11,7 +11,7 @@ from classroom import PolicySubmission
 from classroom.challenge_pace import CLASS_PER_HOUR, SUBMIT_GAP_S
 from engine.lab.challenge import PUBLIC_SEED, builtin_run, fcfs_run, grade_key, grade_runs, hidden_seeds, run_key
 from engine.lab.challenge_score import DEFAULT_TARGETS
-from engine.policy_key import MAX_KEY_CHARS, PolicyKeyError, compile_key
+from engine.policy_key import PolicyKeyError, compile_key
 from engine.policy_key import FIELDS as POLICY_KEY_FIELDS
 from lessons import page_slugs as slugs
 from ui.labs import experiments, models
@@ -57,8 +57,9 @@ def editor() -> tuple:
         c = st.columns([2, 1], vertical_alignment="bottom")
         choice(c[0].selectbox, t("ch.example"), list(EXAMPLES), EXAMPLE, "ch.example.")
         c[1].button(t("ch.load_example"), key=f"{PAGE}.load", on_click=_load_example)
-        st.text_area(t("ch.key"), key=KEY, height=90, max_chars=MAX_KEY_CHARS, help=t("ch.key_help"))
-        st.text_input(t("ch.victim"), key=VICTIM, max_chars=MAX_KEY_CHARS, help=t("ch.victim_help"))
+        # no max_chars: a browser drops a paste past it without a word; the key's check refuses it with the limit
+        st.text_area(t("ch.key"), key=KEY, height=90, help=t("ch.key_help"))
+        st.text_input(t("ch.victim"), key=VICTIM, help=t("ch.victim_help"))
         c = st.columns(2, vertical_alignment="bottom")
         c[0].toggle(t("ch.preemptive"), key=PREEMPTIVE, help=t("ch.preemptive_help"))
         choice(c[1].selectbox, t("ch.compare"), BUILTINS, COMPARE, "pol.")
@@ -112,7 +113,7 @@ def run_beside(key: str, victim: str, preemptive: bool) -> None:
     try:
         trial = run_key(loaded, PUBLIC_SEED, key, victim or None, preemptive)
     except PolicyKeyError as e:
-        ss[ERROR] = ("key", e)
+        ss[ERROR] = ("key", e, key, victim)
         return
     fcfs = fcfs_run(loaded, PUBLIC_SEED)
     ss[TRIAL] = grade_runs([(trial, fcfs)], class_targets())
@@ -141,7 +142,7 @@ def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
         grade = grade_key(get_model(models.chosen()), key, hidden_seeds(secret, class_code()), victim or None,
                           preemptive, class_targets())
     except PolicyKeyError as e:
-        ss[ERROR] = ("key", e)
+        ss[ERROR] = ("key", e, key, victim)
         return
     stored = progress.with_store(lambda db: db.submit_policy(tok, PolicySubmission(key, victim, preemptive,
                                                                                    anonymous, grade.to_dict())))
@@ -170,20 +171,22 @@ def page() -> None:
 
 
 def _act(run_clicked: bool, submit_clicked: bool, key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
-    """What a click does, and a refusal under the buttons."""
-    if run_clicked or submit_clicked:
+    """What a click does, and a refusal under the buttons. The keys are checked on every run of the page (a key
+    is sent when its box loses focus), so a refusal always belongs to the keys on screen: a typo is named before
+    Run, and its message goes the moment the key is changed, as does a failure of an earlier key's run."""
+    if run_clicked or submit_clicked or ss.get(ERROR, ())[2:] != (key, victim):
         ss.pop(ERROR, None)
-        refused = refusal(key, victim)
-        if refused:
-            ss[ERROR] = refused
-        elif run_clicked:
-            with st.spinner(t("ch.running")):
-                run_beside(key, victim, preemptive)
-        else:
-            with st.spinner(t("ch.grading")):
-                submit(key, victim, preemptive, anonymous)
+    refused = refusal(key, victim)
+    if refused:
+        ss[ERROR] = (*refused, key, victim)
+    elif run_clicked:
+        with st.spinner(t("ch.running")):
+            run_beside(key, victim, preemptive)
+    elif submit_clicked:
+        with st.spinner(t("ch.grading")):
+            submit(key, victim, preemptive, anonymous)
     if ERROR in ss:
-        which, error = ss[ERROR]
+        which, error = ss[ERROR][:2]
         show_refusal(which, victim if which == "victim" else key, error)
 
 
