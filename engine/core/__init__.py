@@ -2,6 +2,7 @@
 
     llm_engine    the step loop: schedule -> run the model -> postprocess -> StepSnapshot
     scheduler     static and continuous batchers: who runs this step, with how many tokens
+    wait          why each request still waits after a step (the scheduler's decision, with its figures)
     policy        queue orders: fcfs, sjf, priority with aging, edf
     allocator     BlockPool, and KVAllocator: the books both layouts keep (pools, holders, swap, allocate_slots)
     block_manager the paged layout: blocks on demand, prefix caching, copy-on-write

@@ -116,6 +116,10 @@ class KVAllocator(ABC):
         """The request's computed tokens once admitted now: more than it has if the prefix cache holds its start."""
         return request.num_computed_tokens
 
+    @abstractmethod
+    def blocks_needed(self, request: Request, num_new_tokens: int) -> int:
+        """The free blocks `allocate_slots(request, num_new_tokens)` would take (to tell a refused request why)."""
+
     def refusal(self, request: Request) -> str:
         """Why `allocate_slots` refused to admit the request (a `blocked` reason code)."""
         return "memory"  # a layout whose pool can fragment tells fragmentation apart

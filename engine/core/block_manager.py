@@ -90,6 +90,14 @@ class BlockManager(KVAllocator):
         """(hits, copy_index, num_fresh): the cached blocks an admitted request starts with (shared, or revived
         if free), the index of the shared block to copy before writing into it (copy-on-write) or None, and
         the blocks then taken from the free list."""
+        plan, need = self._plan_and_need(request, num_new_tokens, lookup_prefix)
+        return plan if need <= self.pool.num_free else None
+
+    def blocks_needed(self, request: Request, num_new_tokens: int) -> int:
+        return self._plan_and_need(request, num_new_tokens, lookup_prefix=True)[1]
+
+    def _plan_and_need(self, request: Request, num_new_tokens: int, lookup_prefix: bool) -> tuple[tuple, int]:
+        """The plan, and the free blocks it takes (fresh ones, a copy-on-write, free cached blocks revived)."""
         hits = self._prefix_hits(request) if lookup_prefix and request.request_id not in self.holders else []
         if hits:
             computed, table, own_ref = self._hit_tokens(request, hits), hits, 1  # the hit adds its own reference
@@ -101,7 +109,7 @@ class BlockManager(KVAllocator):
         need = num_fresh + (copy_index is not None)
         if hits:
             need += sum(1 for b in hits if self.pool.ref_counts[b] == 0)  # free now, revived by the hit
-        return (hits, copy_index, num_fresh) if need <= self.pool.num_free else None
+        return (hits, copy_index, num_fresh), need
 
     def _apply(self, request: Request, plan: tuple) -> None:
         hits, copy_index, num_fresh = plan

@@ -71,6 +71,9 @@ class ContiguousAllocator(KVAllocator):
     def commit(self, request: Request) -> None:
         pass  # nothing to name: no prefix cache
 
+    def blocks_needed(self, request: Request, num_new_tokens: int) -> int:
+        return self.reservation(request)  # in one unbroken run, at admission
+
     def refusal(self, request: Request) -> str:
         """Why a request cannot be admitted: not enough memory, or no hole big enough."""
         return "fragmentation" if self.pool.num_free >= self.reservation(request) else "memory"

@@ -19,6 +19,7 @@ from engine.core.allocator import KVAllocator
 from engine.config import EngineConfig
 from engine.core.policy import Policy
 from engine.core.request import FinishReason, Request
+from engine.core.wait import Wait
 
 
 @dataclass
@@ -36,6 +37,7 @@ class SchedulerOutput:
     admitted: list[str] = field(default_factory=list)
     preempted: list[str] = field(default_factory=list)
     blocked: dict[str, str] = field(default_factory=dict)  # head of the queue -> why it could not start
+    waits: dict[str, Wait] = field(default_factory=dict)  # every request still waiting -> why
     failed: dict[str, str] = field(default_factory=dict)  # ran, but its sampling failed -> why (the runner's)
 
 
@@ -75,22 +77,29 @@ class Scheduler:
         out.scheduled.append(ScheduledRequest(request, n, request.is_prefill,
                                               request.num_computed_tokens + n == request.num_tokens, request.slot))
 
+    def tokens_to_start(self, request: Request) -> int:
+        """The fewest tokens of the budget a waiting request needs to start: one chunk's first token, or its whole
+        prompt where prompts are not chunked."""
+        remaining = request.num_tokens - self.block_manager.num_computed_tokens(request)
+        return remaining if remaining > 1 and not self.config.enable_chunked_prefill else 1
+
     def try_admit(self, request: Request, budget: int, out: SchedulerOutput, step: int, now: float) -> int:
         """Admit a waiting request with its first chunk if slot, budget and memory allow; returns
-        the tokens scheduled (0: it cannot start, and `out.blocked` says why)."""
+        the tokens scheduled (0: it cannot start, and `out.blocked` and `out.waits` say why)."""
         if len(self.running) >= self.config.max_num_seqs:
-            out.blocked[request.request_id] = "slots"
-            return 0
-        n = self.num_new_tokens(request, budget, self.block_manager.num_computed_tokens(request))
-        if n == 0:
-            out.blocked[request.request_id] = "budget"
-            return 0
-        if self.block_manager.allocate_slots(request, n) is None:
-            out.blocked[request.request_id] = self.block_manager.refusal(request)
-            return 0
-        self.admit(request, out, step, now)
-        self.schedule_tokens(request, n, out)
-        return n
+            why = Wait("slots", len(self.running), self.config.max_num_seqs)
+        elif (n := self.num_new_tokens(request, budget, self.block_manager.num_computed_tokens(request))) == 0:
+            why = Wait("budget", budget, self.tokens_to_start(request))
+        elif self.block_manager.allocate_slots(request, n) is None:
+            why = Wait(self.block_manager.refusal(request), self.block_manager.num_free_blocks,
+                       self.block_manager.blocks_needed(request, n))
+        else:
+            self.admit(request, out, step, now)
+            self.schedule_tokens(request, n, out)
+            return n
+        out.blocked[request.request_id] = why.code
+        out.waits.setdefault(request.request_id, why)  # preempted in this step: that, and by whom, is its news
+        return 0
 
     def admit(self, request: Request, out: SchedulerOutput, step: int, now: float) -> None:
         """Move a request the allocator has just admitted from the queue into a slot."""
@@ -107,9 +116,10 @@ class Scheduler:
         self.slots[request.slot] = None
         request.slot = None
 
-    def preempt(self, request: Request, out: SchedulerOutput) -> None:
+    def preempt(self, request: Request, out: SchedulerOutput, why: Wait) -> None:
         """Swap: park the cache in the CPU pool. Recompute (or a full CPU pool): drop it, and every
-        token so far is prefilled again later."""
+        token so far is prefilled again later. `why`: its wait (preempted or evicted, and by whom)."""
+        out.waits[request.request_id] = why
         if self.config.preemption_mode == "swap" and self.block_manager.can_swap_out(request):
             self.block_manager.swap_out(request)
             self.running.remove(request)
@@ -135,6 +145,13 @@ class Scheduler:
             self.waiting.remove(request)
             self.block_manager.free_swapped(request)
         request.finish(FinishReason.ABORTED, step, now, error=reason)
+
+    def close_waits(self, out: SchedulerOutput, rest: Wait) -> SchedulerOutput:
+        """Every request still waiting keeps the wait it was given, the others `rest`; a request that runs after
+        all (evicted, then let in) has none."""
+        waits = out.waits
+        out.waits = {r.request_id: waits.get(r.request_id, rest) for r in self.waiting}
+        return out
 
     def postprocess(self, out: SchedulerOutput, sampled: dict[str, int], step: int, now: float,
                     eos_token_ids: tuple[int, ...], max_model_len: int) -> list[Request]:
@@ -175,7 +192,7 @@ class ContinuousScheduler(Scheduler):
             while self.block_manager.allocate_slots(request, n) is None:
                 short_of_memory = True
                 victim = self.policy.victim(unscheduled + [request], step)
-                self.preempt(victim, out)
+                self.preempt(victim, out, Wait("preempted", behind=request.request_id))
                 if victim is request:
                     break
                 unscheduled.remove(victim)
@@ -187,15 +204,15 @@ class ContinuousScheduler(Scheduler):
         #    short: the preempted would only be let back in; with vllm_v1_semantics that is every step with a
         #    preemption, as in vLLM v1). The first one that cannot start blocks those behind it (head-of-line).
         if short_of_memory:
-            return out
+            return self.close_waits(out, Wait("preempting", len(out.preempted)))
         for request in self.policy.order(self.waiting, step):
             if budget == 0:
-                break
+                return self.close_waits(out, Wait("budget", 0, 1))  # nothing left of it, for anyone
             n = self.try_admit(request, budget, out, step, now)
             if n == 0:
-                break
+                return self.close_waits(out, Wait("queue", behind=request.request_id))
             budget -= n
-        return out
+        return self.close_waits(out, Wait("queue"))  # none left waiting
 
     def make_room_for_urgent(self, out: SchedulerOutput, step: int) -> None:
         """The best waiting request may evict running work that the policy ranks below it."""
@@ -209,7 +226,7 @@ class ContinuousScheduler(Scheduler):
             victim = self.policy.victim(self.running, step)
             if not self.policy.outranks(urgent, victim, step):
                 return
-            self.preempt(victim, out)
+            self.preempt(victim, out, Wait("evicted", behind=urgent.request_id))
 
 
 class StaticScheduler(Scheduler):
@@ -222,6 +239,8 @@ class StaticScheduler(Scheduler):
         self.policy.begin_step(self.waiting + self.running, step)
         if not self.running:
             self.form_batch(out, step, now)
+        elif self.waiting:
+            self.close_waits(out, Wait("batch_running", len(self.running)))
         budget = self.config.max_num_batched_tokens
         for request in self.policy.order(self.running, step):
             n = self.num_new_tokens(request, budget)
@@ -241,18 +260,22 @@ class StaticScheduler(Scheduler):
             return
         if len(waiting) < self.config.max_num_seqs and self.steps_waited < self.config.max_wait_steps:
             self.steps_waited += 1
+            self.close_waits(out, Wait("batch_forming", len(waiting), self.config.max_num_seqs))
             return
         self.steps_waited = 0
-        reserved = 0
+        promised = 0  # blocks the batch's members will still take as they grow (none for a contiguous run)
         for request in waiting[:self.config.max_num_seqs]:
             need = self.block_manager.worst_case_blocks(request)
-            if reserved + need > self.block_manager.num_free_blocks:
-                break
-            reserved += need
+            if promised + need > self.block_manager.num_free_blocks:
+                out.waits[request.request_id] = Wait("memory", self.block_manager.num_free_blocks - promised, need)
+                self.close_waits(out, Wait("queue", behind=request.request_id))
+                return
             # a static batch admits with no tokens (each step then grows it) and does not read the prefix cache
             blocks = self.block_manager.allocate_slots(request, 0, lookup_prefix=False)
             assert blocks is not None, "the batch's worst cases fit the free blocks"
+            promised += need - len(blocks)  # a contiguous run is taken whole now: counted once, not twice
             self.admit(request, out, step, now)
+        self.close_waits(out, Wait("slots", len(self.running), self.config.max_num_seqs))  # the batch is full
 
 
 def make_scheduler(config: EngineConfig, block_manager: KVAllocator, policy: Policy) -> Scheduler:

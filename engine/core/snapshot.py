@@ -9,6 +9,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engine.core.wait import Wait
+
 if TYPE_CHECKING:  # annotations only: the snapshot module stays importable without the engine
     from engine.core.allocator import CacheOps, KVAllocator
     from engine.core.request import Request
@@ -95,6 +97,7 @@ class StepSnapshot(BatchTokens):
     rejection_codes: FrozenDict = field(default_factory=FrozenDict)  # request id -> {code, params}
     aborted: tuple[str, ...] = ()  # ended by abort() since the previous step
     blocked: FrozenDict = field(default_factory=FrozenDict)  # head of the queue -> slots/budget/memory/fragmentation
+    waits: FrozenDict = field(default_factory=FrozenDict)  # every request waiting after the step -> its Wait
     blocks_swapped_out: int = 0
     blocks_swapped_in: int = 0
     blocks_copied: int = 0  # copy-on-write
@@ -126,6 +129,7 @@ class StepSnapshot(BatchTokens):
         d["block_tables"] = FrozenDict({k: tuple(v) for k, v in d["block_tables"].items()})
         for name in ("emitted", "rejected", "rejection_codes", "blocked"):
             d[name] = FrozenDict(d.get(name, {}))
+        d["waits"] = FrozenDict({k: Wait(*v) for k, v in d.get("waits", {}).items()})  # none in older recordings
         for f in dataclasses.fields(cls):
             if isinstance(d.get(f.name), list):
                 d[f.name] = tuple(d[f.name])
@@ -231,6 +235,6 @@ def capture(result: StepResult, scheduler: Scheduler, block_manager: KVAllocator
         rejected=FrozenDict({q.request_id: q.error for q in r.rejected}),
         rejection_codes=FrozenDict({q.request_id: {"code": q.error_code, "params": q.error_params}
                                     for q in r.rejected}),
-        blocked=FrozenDict(out.blocked),
+        blocked=FrozenDict(out.blocked), waits=FrozenDict(out.waits),
         aborted=tuple(q.request_id for q in r.aborted),
         blocks_swapped_out=len(r.ops.swap_out), blocks_swapped_in=len(r.ops.swap_in), blocks_copied=len(r.ops.copy))

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from engine.core.snapshot import FrozenDict, RequestView, ScheduledView, StepSnapshot
+from engine.core.wait import Wait
 
 NONE = -1  # the code of None among string or slot codes
 _VIEW_INTS = ("priority", "num_prompt_tokens", "num_output_tokens", "num_computed_tokens", "max_tokens",
@@ -76,7 +77,7 @@ class SnapshotColumns(Sequence):
         self._batch, self._slots, self._waiting, self._tables = _Ragged(), _Ragged(), _Ragged(), _Ragged()
         self._owner, self._fill, self._refs = _Ragged(), _Ragged(), _Ragged()
         self._cached, self._written = _Ragged("b"), _Ragged()
-        self._views, self._emitted = _Ragged(), _Ragged("q")
+        self._views, self._emitted, self._waits = _Ragged(), _Ragged("q"), _Ragged()
         self._rare: list[tuple | None] = []
         self._kept: dict[int, StepSnapshot] = {}  # steps the columns could not hold exactly
         self._hot: OrderedDict[int, StepSnapshot] = OrderedDict()
@@ -129,7 +130,7 @@ class SnapshotColumns(Sequence):
 
     def _columns(self) -> tuple[_Ragged, ...]:
         return (self._batch, self._slots, self._waiting, self._tables, self._owner, self._fill, self._refs,
-                self._cached, self._written, self._views, self._emitted)
+                self._cached, self._written, self._views, self._emitted, self._waits)
 
     def _drop_last(self) -> None:
         self._steps.pop()
@@ -151,9 +152,15 @@ class SnapshotColumns(Sequence):
                 raise ValueError("a request keyed by another id")
             views += (c(v.request_id), c(v.status), c(v.request_class), NONE if v.slot is None else v.slot,
                       c(v.finish_reason), int(v.swapped), *(getattr(v, f) for f in _VIEW_INTS))
+        waits = []
+        for rid, w in s.waits.items():
+            if any(x is not None and (not isinstance(x, int) or x < 0) for x in (w.have, w.need)):
+                raise ValueError("a wait's figure the columns cannot hold")
+            waits += (c(rid), c(w.code), NONE if w.have is None else w.have, NONE if w.need is None else w.need,
+                      c(w.behind))
         rows = (batch, [c(r) for r in s.slots], [c(r) for r in s.waiting], tables, [c(r) for r in s.block_owner],
                 s.block_fill, s.block_ref_count, [int(b) for b in s.block_cached], s.written_blocks, views,
-                [x for rid, tok in s.emitted.items() for x in (c(rid), tok)])
+                [x for rid, tok in s.emitted.items() for x in (c(rid), tok)], waits)
         for row in rows:  # all rows or none: a failure leaves no partial step
             array("q", row)
         self._steps.append(s.step)
@@ -189,7 +196,9 @@ class SnapshotColumns(Sequence):
             requests[s(rid)] = RequestView(request_id=s(rid), status=s(status), request_class=s(cls),
                                            slot=None if slot == NONE else slot, finish_reason=s(reason),
                                            swapped=bool(swapped), **n)
-        e = self._emitted.row(i)
+        e, w = self._emitted.row(i), self._waits.row(i)
+        waits = {s(w[j]): Wait(s(w[j + 1]), None if w[j + 2] == NONE else w[j + 2],
+                               None if w[j + 3] == NONE else w[j + 3], s(w[j + 4])) for j in range(0, len(w), 5)}
         rare = self._rare[i]
         extra = dict(zip(_RARE, rare)) if rare else {}
         return StepSnapshot(
@@ -200,7 +209,7 @@ class SnapshotColumns(Sequence):
             block_ref_count=tuple(self._refs.row(i)), block_cached=tuple(bool(x) for x in self._cached.row(i)),
             block_size=self._misc[2 * i], kv_layout=s(self._misc[2 * i + 1]),
             written_blocks=tuple(self._written.row(i)), requests=FrozenDict(requests),
-            emitted=FrozenDict({s(e[j]): e[j + 1] for j in range(0, len(e), 2)}), **extra)
+            emitted=FrozenDict({s(e[j]): e[j + 1] for j in range(0, len(e), 2)}), waits=FrozenDict(waits), **extra)
 
     def __len__(self) -> int:
         return self._published

@@ -1,0 +1,26 @@
+"""Wait: why a request is still waiting after a step, as the scheduler decided it."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Wait(NamedTuple):
+    """Why a request is still waiting after a step, decided where the scheduler held it back: `code` (the strings'
+    `wait.<code>`) and the figures behind it (None where a code has none):
+        slots          have = requests running, need = max_num_seqs
+        budget         have = tokens left in the step's budget, need = tokens it needs to start
+        memory         have = free blocks, need = blocks it needs
+        fragmentation  have = free blocks, need = blocks it needs in one unbroken run (contiguous layout)
+        queue          behind = the request ahead of it that could not start (head-of-line: nobody passes it)
+        preempting     have = requests preempted this step: memory ran short, so nobody is admitted
+        preempted      behind = the request that needed its blocks (it may be itself); evicted: the urgent arrival
+        evicted        that a preemptive policy let in (priority, edf; not in vLLM v1)
+        batch_running  have = requests in the static batch: nobody joins until it has finished
+        batch_forming  have = requests waiting, need = max_num_seqs: the static batch waits to fill up"""
+    code: str
+    have: int | None = None
+    need: int | None = None
+    behind: str | None = None
+
+
+HEAD_CODES = ("slots", "budget", "memory", "fragmentation")  # a request that was tried and could not start
