@@ -29,6 +29,17 @@ def test_static_batch_leaves_finished_slots_idle_while_others_wait(random_small)
     assert first_r3 > r1_done
 
 
+@pytest.mark.parametrize("kv_layout", ["paged", "contiguous"])
+def test_a_static_batch_takes_every_request_whose_worst_case_fits_the_free_blocks(random_small, kv_layout):
+    """Two requests of 4 blocks each at their longest, a pool of 8: one batch of both, in either layout (the
+    contiguous layout takes its runs at admission, and they count against the free blocks once)."""
+    engine = LLMEngine(random_small, EngineConfig(batcher="static", max_num_seqs=2, block_size=4, num_blocks=8,
+                                                  kv_layout=kv_layout, contiguous_reserve="max_tokens"))
+    for i in range(2):
+        engine.add_request([65 + i] * 12, SamplingParams(temperature=0, max_tokens=4, ignore_eos=True))
+    assert engine.step().admitted == ("r0", "r1")
+
+
 def test_continuous_batcher_fills_a_freed_slot_at_once(random_small):
     engine = LLMEngine(random_small, EngineConfig(max_num_seqs=3))
     for i, n in enumerate([2, 12, 3, 4, 5]):
