@@ -8,20 +8,24 @@ import json
 import random
 from collections import Counter
 
+from html import escape
+
+import pytest
+import streamlit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import SamplingParams
 from engine.core.llm_engine import LLMEngine
 from engine.core.snapshot import StepSnapshot
-from engine.core.wait import HEAD_CODES, Wait
+from engine.core.wait import CODES, HEAD_CODES, Wait
 from engine.lab.columns import SnapshotColumns
 from engine.config import EngineConfig
 from engine.core.request import SLO, ServiceClass
 from engine.lab.soak import SoakCase, SoakRequest, random_case
+from ui.views.base import view_labels
+from viz.html import queue_html
 
-CODES = ("slots", "budget", "memory", "fragmentation", "queue", "preempting", "preempted", "evicted",
-         "batch_running", "batch_forming")
 STEADY_URGENCY = ("fcfs", "sjf")  # urgency read after a step as in it (EDF's deadline moves at the first token)
 
 
@@ -103,3 +107,20 @@ def test_each_code_is_met_and_the_records_survive_the_columns_and_json(random_sm
             again = StepSnapshot.from_dict(json.loads(json.dumps(snap.to_dict())))
             assert again.waits == snap.waits and all(type(w) is Wait for w in again.waits.values())
     assert set(seen) == set(CODES), f"codes never met: {set(CODES) - set(seen)}; met: {dict(seen)}"
+
+
+@pytest.mark.parametrize("lang, words", [("en", "not enough free blocks: it needs {need}, {have} are free"),
+                                         ("zh", "空闲块不够：它要 {need} 块，只有 {have} 块空闲")])
+def test_the_queue_says_why_each_request_waits_in_the_students_language(random_small, lang, words):
+    """Every cell of the queue at the door carries its request's wait in words, with the figures (its tooltip)."""
+    streamlit.session_state["lang"] = lang
+    snaps = run_checked(random_small, holes(), Counter())
+    labels = view_labels()
+    for snap in snaps:
+        html = queue_html(snap, {}, labels)
+        for rid, w in snap.waits.items():
+            said = labels[f"wait.{w.code}"].format(have=w.have, need=w.need, behind=w.behind)
+            assert escape(said) in html, (snap.step, rid, w)
+    runs = [w for snap in snaps for w in snap.waits.values() if w.code == "fragmentation"]
+    assert runs, "the holes case makes a request wait for a run of blocks"
+    assert words.format(need=9, have=8) == labels["wait.memory"].format(need=9, have=8)

@@ -47,15 +47,19 @@ def _ink(code: int) -> str:
 
 
 def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capacity: int = 48) -> str:
-    """The queue at the door, in admission order; the head is outlined when something blocks it. At most
-    `capacity` cells are drawn, the rest counted in words after them: with that note, three lines of the column."""
+    """The queue at the door, in admission order; the head is outlined when something blocks it, and every cell
+    says why its request waits (the scheduler's Wait, with its figures). At most `capacity` cells are drawn, the
+    rest counted in words after them: with that note, three lines of the column."""
     cells = []
     for rid in snap.waiting[:capacity]:
         view = snap.requests.get(rid)
-        why = snap.blocked.get(rid)
+        why, wait = snap.blocked.get(rid), snap.waits.get(rid)
         title = f"{rid} · {view.request_class} · {labels['prompt']} {view.num_prompt_tokens} · " \
                 f"{labels['waiting_since']} {view.arrival_step}" if view else rid
-        if why:
+        if wait:
+            title += f" · {labels['blocked']}: " + labels.get(f"wait.{wait.code}", wait.code).format(
+                have=wait.have, need=wait.need, behind=wait.behind)
+        elif why:  # a recording made before waits were kept names the head's reason alone
             title += f" · {labels['blocked']}: {labels.get('why_' + why, why)}"
         cells.append(_cell(request_color(color_of.get(rid, 0)), title, outline=bool(why)))
     more = len(snap.waiting) - capacity

@@ -23,4 +23,6 @@ class Wait(NamedTuple):
     behind: str | None = None
 
 
-HEAD_CODES = ("slots", "budget", "memory", "fragmentation")  # a request that was tried and could not start
+CODES = ("slots", "budget", "memory", "fragmentation", "queue", "preempting", "preempted", "evicted", "batch_running",
+         "batch_forming")
+HEAD_CODES = CODES[:4]  # a request that was tried and could not start

@@ -13,6 +13,7 @@ from ui.playback.derived import derived
 from ui.shell.i18n import labels
 from ui.shell.keys import ANIMATING
 from ui.shell.style import ANIMATING_CONFIG, CHART_CONFIG
+from engine.core.wait import CODES as WAIT_CODES
 from viz.palette import class_indices, color_indices, run_color
 
 if TYPE_CHECKING:  # annotations only: no import chain at run time
@@ -24,7 +25,7 @@ VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", 
                "blocked", "waiting_since", "why_slots", "why_budget", "why_memory", "why_fragmentation", "waiting",
                "running", "finished", "block", "slots_filled", "shared_by", "free", "free_cached", "logical",
                "physical", "logical_block", "token_states", "reserved", "internal_fragmentation",
-               "external_fragmentation", "queue_more", "svc.done_at")
+               "external_fragmentation", "queue_more", "svc.done_at", *(f"wait.{code}" for code in WAIT_CODES))
 
 
 def animating() -> bool:
