@@ -24,6 +24,7 @@ from engine.config import EngineConfig
 from engine.core.request import SLO, ServiceClass
 from engine.lab.soak import SoakCase, SoakRequest, random_case
 from ui.views.base import view_labels
+from ui.views.words import frame_table_html
 from viz.html import queue_html
 
 STEADY_URGENCY = ("fcfs", "sjf")  # urgency read after a step as in it (EDF's deadline moves at the first token)
@@ -124,3 +125,19 @@ def test_the_queue_says_why_each_request_waits_in_the_students_language(random_s
     runs = [w for snap in snaps for w in snap.waits.values() if w.code == "fragmentation"]
     assert runs, "the holes case makes a request wait for a run of blocks"
     assert words.format(need=9, have=8) == labels["wait.memory"].format(need=9, have=8)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_frame_as_a_table_lists_every_waiting_request_and_why(random_small, lang):
+    """The table a screen reader or a projector reads under the views: a row per waiting request, its wait in words."""
+    streamlit.session_state["lang"] = lang
+    snaps = run_checked(random_small, holes(), Counter())
+    labels = view_labels()
+    waited = [snap for snap in snaps if snap.waiting]
+    assert waited
+    for snap in waited:
+        html = frame_table_html(snap)
+        for rid, w in snap.waits.items():
+            said = labels[f"wait.{w.code}"].format(have=w.have, need=w.need, behind=w.behind)
+            assert f"<td>{escape(rid)}</td>" in html and f"<td>{escape(said)}</td>" in html, (snap.step, rid)
+    assert frame_table_html(snaps[-1]).count("<table") == 1  # nobody waits at the end: the slots alone

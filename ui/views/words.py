@@ -35,7 +35,8 @@ def summary(run: LiveRun, frame: int, key: str, run_name: str) -> None:
 
 
 def frame_table_html(snap: StepSnapshot) -> str:
-    """Per slot: the request in it, its class and what it did this step (prefill n tokens, decode, held, idle)."""
+    """Per slot: the request in it, its class and what it did this step (prefill n tokens, decode, held, idle); then
+    the queue at the door and why each request in it waits."""
     ran = {b.slot: b for b in snap.batch if b.slot >= 0}
     rows = []
     for slot, rid in enumerate(snap.slots):
@@ -48,7 +49,25 @@ def frame_table_html(snap: StepSnapshot) -> str:
             doing = t("decode") if entry else (t("held") if rid else t("idle"))
         rows.append([slot, rid or "–", view.request_class if view else "–", doing])
     return (f"<div>{escape(frame_summary(snap))}</div>"
-            + html_table([t("slot"), t("words.request"), t("words.class"), t("words.doing")], rows))
+            + html_table([t("slot"), t("words.request"), t("words.class"), t("words.doing")], rows)
+            + waiting_table_html(snap))
+
+
+def waiting_table_html(snap: StepSnapshot) -> str:
+    """Per waiting request, in admission order: its class and why the scheduler did not let it in at this step (its
+    Wait in words, with the figures); nothing when nobody waits."""
+    rows = []
+    for rid in snap.waiting:
+        view, wait = snap.requests.get(rid), snap.waits.get(rid)
+        if wait:
+            why = t(f"wait.{wait.code}", have=wait.have, need=wait.need, behind=wait.behind)
+        else:  # a recording made before waits were kept names the head's reason alone
+            why = t(f"why_{snap.blocked[rid]}") if rid in snap.blocked else "–"
+        rows.append([rid, view.request_class if view else "–", why])
+    if not rows:
+        return ""
+    return (f"<div>{escape(t('words.waiting_why'))}</div>"
+            + html_table([t("words.request"), t("words.class"), t("words.why")], rows))
 
 
 def table_switch(page: str) -> bool:
