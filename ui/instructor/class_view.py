@@ -182,11 +182,16 @@ def measured_label(question, answer) -> str | None:
     return None
 
 
+def own_figures(question, answers) -> set[str]:
+    """The figures the students' own runs measured for a numeric question, as the quiz prints them."""
+    return {measured_label(question, answer) for answer in answers} - {None}
+
+
 def answer_counts(question, answers: dict) -> tuple[dict[str, int], set[str]]:
     """The bars of a question's answers: {label: students} and the labels that are right. Where the students' own
     runs measured different figures (each student's variant), every numeric answer stands beside the figure its
     own run measured, so the instructor sees what each was graded against."""
-    own = {measured_label(question, answer) for answer in answers} - {None}
+    own = own_figures(question, answers)
     counts: dict[str, int] = {}
     right: set[str] = set()
     for answer, k in _in_order(question, answers):
@@ -224,7 +229,7 @@ def _quiz(quiz: dict, latest: dict) -> None:
                          second=entry["second_try_correct"]), help=t("cv.first_help"))
             st.caption(t("cv.question_line_latest", n=now.get("students", 0), first=now.get("first_try_correct", 0),
                          second=now.get("second_try_correct", 0)), help=t("cv.latest_help"))
-            own = {measured_label(question, answer) for answer in entry["answers"]} - {None}
+            own = own_figures(question, entry["answers"])
             if len(own) > 1:
                 st.caption(t("cv.quiz_measured_each"))
             elif own:
