@@ -307,18 +307,25 @@ def shuffled_items(question: Question, seed: int) -> list[str]:
 
 
 # --- numeric questions ---------------------------------------------------------------------
-def run_spec(question: Question, moments: dict[str, Moment] | None = None) -> dict:
+def run_spec(question: Question, moments: dict[str, Moment] | None = None, variant=None) -> dict:
     """What a numeric question's Run button runs: the moment's workload and seed, and as EngineConfig
-    overrides the moment's settings, then the question's. Run it as
-    run_requests(model, workload_requests(model, preset(workload), seed),
-    engine_config_for(preset(workload), **settings)). A ratio also runs `versus_settings` (None otherwise)."""
+    overrides the moment's settings, then the question's; a student's `variant` (lessons.quiz_variants) changes
+    the seed, the scale of the workload and max_num_seqs. Run it as run_requests(model,
+    workload_requests(model, preset(workload).scaled(scale), seed), engine_config_for(that workload, **settings)).
+    A ratio also runs `versus_settings` (None otherwise)."""
     p = (moments if moments is not None else load_moments())[question.run["moment"]]
     label = next(iter(question.run["settings"].values()), None)  # the compared run it reads: batcher, layout, policy
     versus = question.run.get("versus")
-    return {"moment": p.id, "page": p.page, "workload": p.workload, "seed": p.seed, "label": label,
-            "settings": {**p.settings, **question.run["settings"]},
+
+    def settings(over: dict) -> dict:
+        both = {**p.settings, **over}
+        return variant.settings(both) if variant is not None else both
+    return {"moment": p.id, "page": p.page, "workload": p.workload,
+            "seed": variant.seed if variant is not None else p.seed,
+            "scale": variant.scale if variant is not None else 1.0, "label": label,
+            "settings": settings(question.run["settings"]),
             "versus_label": next(iter(versus.values()), None) if versus else None,
-            "versus_settings": {**p.settings, **versus} if versus else None}
+            "versus_settings": settings(versus) if versus else None}
 
 
 def measure(question: Question, run: dict | None, versus: dict | None = None):

@@ -46,8 +46,10 @@ def load_quiz(lang: str) -> list[Question]:
                                      or not isinstance(run.get("settings") or {}, dict)),
              "`run` must be {moment: a moment of moments.yaml that runs a workload, settings: EngineConfig overrides}"),
             (qtype == "numeric" and compare not in (None,) + COMPARES, f"compare must be one of {', '.join(COMPARES)}"),
-            (qtype == "numeric" and (compare == "ratio") != isinstance(versus, dict),
-             "a ratio (`compare: ratio`) needs `run.versus`, the other run's EngineConfig overrides, and only it does"),
+            (qtype == "numeric" and (compare == "ratio" and not isinstance(versus, dict)
+                                     or versus is not None and not isinstance(versus, dict)),
+             "a ratio (`compare: ratio`) needs `run.versus`, the other run's EngineConfig overrides (a figure of one "
+             "run may have it too: the run shown beside it)"),
             (qtype == "numeric" and compare == "max_class" and (
                 "{cls}" not in str(d.get("metric")) or not isinstance(d.get("classes"), dict) or len(d["classes"]) < 2
                 or not all(isinstance(v, str) for v in d["classes"].values())),

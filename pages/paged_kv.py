@@ -17,7 +17,7 @@ pending, setup, notices = moments.page_header(
     PAGE, "kv", {"workload": WORKLOADS[0], "seed": 0, "left": "contiguous", "right": "paged", "prefix": False,
                  "blocks": 0, "block_size": variants.BLOCK_SIZE, "live": False})
 if pending:
-    ss.update({f"{PAGE}.{key}": value for key, value in variants.moment_form(pending).items()})
+    ss.update({f"{PAGE}.{key}": value for key, value in moments.form_of(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([3, 2.5, 2.5], vertical_alignment="bottom")

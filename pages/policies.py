@@ -4,7 +4,7 @@ import streamlit as st
 from lessons import page_slugs as slugs
 from engine.config import EngineConfig
 from engine.lab.metrics import request_metrics
-from ui.labs import bounded, experiments, variants
+from ui.labs import bounded, experiments, frontier, variants
 from ui.instructor import moments
 from ui.views import results, slots
 from ui.shell.i18n import choice, class_name, labels, t
@@ -19,27 +19,28 @@ ss = st.session_state
 
 pending, setup, notices = moments.page_header(
     PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
-                  "aging": EngineConfig.default("priority_aging_steps"), "live": False})
+                  "aging": EngineConfig.default("priority_aging_steps"), "slots": 0, "live": False})
 if pending:
-    ss.update({f"{PAGE}.{key}": value for key, value in variants.moment_form(pending).items()})
+    ss.update({f"{PAGE}.{key}": value for key, value in moments.form_of(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
     # two rows: four policies' names take a row's width, and priority_aging_steps (an identifier) never wraps
     c = st.columns([1, 2.2], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     chosen = choice(c[1].multiselect, t("pol.policies"), tuple(VARIANTS), f"{PAGE}.policies", "pol.", max_selections=4)
-    c = st.columns([1.2, 2, 1.2, 1, 2.4], vertical_alignment="bottom")
+    c = st.columns([1.2, 1.6, 2, 1.2, 1, 0.8], vertical_alignment="bottom")
     seed = bounded.number(c[0], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
-    aging = bounded.number(c[1], "priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
-    live = c[2].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
-    run_clicked = c[3].form_submit_button(t("ctl.run"), type="primary")
+    num_seqs = bounded.number(c[1], "max_num_seqs", 0, 64, key=f"{PAGE}.slots", help=t("pol.slots_help"))
+    aging = bounded.number(c[2], "priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
+    live = c[3].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+    run_clicked = c[4].form_submit_button(t("ctl.run"), type="primary")
 
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
     if moments.wants_run(PAGE, run_clicked, pending):
         if len(chosen) < 2:
             st.error(t("pol.need_two"))
         else:
-            experiments.start(PAGE, workload, variants.schedulers(chosen, aging), seed=seed, live=live)
+            experiments.start(PAGE, workload, variants.schedulers(chosen, aging, num_seqs), seed=seed, live=live)
         moments.started(PAGE)
 
 def axis_name(run) -> str:
@@ -78,3 +79,7 @@ else:
                         config=CHART_CONFIG, theme=None)
         results.summary_table(runs)
         results.save_runs(runs, PAGE)
+
+# the trade-off frontier: the page's workload, seed and settings, one knob swept
+frontier.section(PAGE, workload, seed, {"priority_aging_steps": aging, "policy": (chosen or ["fcfs"])[0],
+                                        **({"max_num_seqs": num_seqs} if num_seqs else {})})

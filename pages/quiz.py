@@ -40,7 +40,7 @@ done, retry = attempt.done(q.id), attempt.awaiting_retry(q.id)
 st.subheader(t("quiz.question", i=index + 1, n=len(order)) + (" · 🔁" if q.self_check else ""))
 if q.self_check:
     st.caption(t("quiz.self_check_note"))
-st.markdown(q.prompt)
+st.markdown(quiz.prompt(q))
 answer = quiz.answer_widget(q, attempt, key, done)
 if not done:
     st.caption(quiz.tries_line(q, attempt), help=t("quiz.tries_help"))

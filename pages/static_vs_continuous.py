@@ -15,7 +15,7 @@ ss = st.session_state
 pending, setup, notices = moments.page_header(PAGE, "svc", {"workload": WORKLOADS[0], "seed": 0, "slots": 8,
                                                            "scale": 1.0, "live": False})
 if pending:
-    ss.update({f"{PAGE}.{key}": value for key, value in variants.moment_form(pending).items()})
+    ss.update({f"{PAGE}.{key}": value for key, value in moments.form_of(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([2.6, 1.1, 1.8, 1.7, 1.2, 1.1], vertical_alignment="bottom")

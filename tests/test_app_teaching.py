@@ -157,16 +157,17 @@ def answer(at: AppTest, q, value, key: str | None = None) -> None:
         at.text_input(key=key).input(value)
 
 
-def engine_measured(q):
+def engine_measured(q, token: str):
     """What the quiz's Run button will measure for q, from the same runs made outside the app (the default model,
-    the moment's workload at full scale and seed): what a prediction is graded against."""
+    the student's variant of the moment's workload): what a prediction is graded against."""
     from engine.lab.experiment import run_requests, workload_requests
     from engine.lab.workload import engine_config_for
     from engine.lab.workload import preset
     from engine.models.loader import DEFAULT_MODEL, load_model
+    from lessons.quiz_variants import variant
 
-    spec, model = run_spec(q), load_model(DEFAULT_MODEL)
-    workload = preset(spec["workload"])
+    spec, model = run_spec(q, variant=variant(q.id, token)), load_model(DEFAULT_MODEL)
+    workload = preset(spec["workload"]).scaled(spec["scale"])
 
     def run(settings):
         return run_requests(model, workload_requests(model, workload, spec["seed"]),
@@ -188,7 +189,7 @@ def test_a_full_quiz_attempt():
         if q.predict:  # committed before the run, which is disabled until then
             run = next(b for b in at.button if b.key == f"quiz.q.{qid}.run")
             assert run.disabled
-            answer(at, q, correct_answer(at, q, engine_measured(q)))
+            answer(at, q, correct_answer(at, q, engine_measured(q, at.session_state["progress.token"])))
             next(b for b in at.button if b.key == f"quiz.q.{qid}.commit").click().run()
             assert at.session_state["quiz.predicted"].get(qid) is not None
         if q.type == "numeric":

@@ -5,6 +5,8 @@ measure one and the same run."""
 import pytest
 
 from lessons import load_quiz, parse_number, run_spec
+from lessons.quiz_variants import variant
+from ui.practice.quiz import form_of
 from tests.test_app_teaching import page
 from ui.shell.nav import SECTIONS
 from app_support import runs_ended
@@ -64,10 +66,13 @@ def _answer_from_page(at, q, spec: dict) -> str:
 
 @pytest.mark.parametrize("q", NUMERIC, ids=[q.id for q in NUMERIC])
 def test_the_figure_the_lab_page_shows_is_the_one_the_quiz_accepts(q):
-    spec = run_spec(q)
-    assert q.link["moment"] == spec["moment"]  # "see it happen" opens exactly the graded run
     at = page("pages/quiz.py")
+    at.session_state["quiz.index"] = at.session_state["quiz.order"].index(q.id)
+    at.run()  # the question drawn: the student's token, and so the variant, is made
+    spec = run_spec(q, variant=variant(q.id, at.session_state["progress.token"]))
+    assert q.link["moment"] == spec["moment"]  # "see it happen" opens exactly the graded run
     at.session_state["pending_moment"] = q.link["moment"]
+    at.session_state["pending_moment.form"] = form_of(spec)  # as the quiz's "Open … in the lab" queues it
     at.switch_page(PAGE_FILES[spec["page"]]).run()
     next(b for b in at.button if b.label == STRINGS["pred.skip"]["en"]).click().run()
     runs_ended(at)

@@ -68,7 +68,7 @@ def test_a_ratio_names_both_runs_figures_in_the_metrics_own_units():
     assert metric_figure("throughput_tok_per_step", 7.1934) == "7.2 tokens/step"
     q = next(q for q in BANKS["en"] if q.id == "fixed-slot-ratio")
     done = grade(q, "2.3", SLOT_RATIO)
-    assert done.message == "Your two runs measured a ratio of 2.31× (87.4 % ÷ 37.9 %); accepted within ±10 %."
+    assert done.message == "Your two runs measured a ratio of 2.31× (87.4 % ÷ 37.9 %); accepted within ±3 %."
 
 
 # --- a numeric question's first try ----------------------------------------------------------------------------------

@@ -89,7 +89,7 @@ def test_a_multiple_select_shows_its_per_option_credit(lang):
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_prediction_is_committed_before_its_run_and_a_bad_one_is_refused(lang):
-    q = next(q for q in load_quiz(lang) if q.predict and q.compare == "ratio")
+    q = next(q for q in load_quiz(lang) if q.predict and q.compare is None)
     at = page("pages/quiz.py", lang)
     show(at, q.id)
     run = next(b for b in at.button if b.key == f"quiz.q.{q.id}.run")
@@ -114,29 +114,29 @@ def test_two_tier_tries_and_a_graded_prediction_come_back_from_the_link():
 
     questions = load_quiz("en")
     two = next(q for q in questions if q.type == "two_tier")
-    predict = next(q for q in questions if q.predict and q.compare == "ratio")
+    predict = next(q for q in questions if q.predict and q.unit == "steps")
     at = session()
     show(at, two.id)
     answer(at, two, {"answer": two.answer, "reason": (two.reason + 1) % len(two.reasons)})
     submit(at, two.id)
     show(at, predict.id)
-    at.text_input(key=f"quiz.q.{predict.id}").input("1").run()
+    at.text_input(key=f"quiz.q.{predict.id}").input("256").run()
     next(b for b in at.button if b.key == f"quiz.q.{predict.id}.commit").click().run()
-    at.session_state["quiz.measured"][predict.id] = (1.02, 256.0, 251.0)  # as if its two runs were made
+    at.session_state["quiz.measured"][predict.id] = 251.0  # as if its runs were made
     submit(at, predict.id)
     token = at.session_state["progress.token"]
     stored = {a.question_id: a.answer for a in get_store().quiz_answers(token)}
     assert stored[two.id] == {"answer": two.answer, "reason": (two.reason + 1) % len(two.reasons)}
-    assert stored[predict.id] == {"answer": "1", "measured": [1.02, 256.0, 251.0]}
+    assert stored[predict.id] == {"answer": "256", "measured": 251.0}
 
     back = session(link=token)
     attempt = back.session_state["quiz.attempt"]
     assert attempt.awaiting_retry(two.id) and attempt.results[two.id].tiers == (True, False)
     assert attempt.done(predict.id) and attempt.results[predict.id].correct and attempt.tries[predict.id] == 1
-    assert back.session_state["quiz.predicted"] == {predict.id: "1"}
+    assert back.session_state["quiz.predicted"] == {predict.id: "256"}
     assert back.session_state[f"quiz.q.{two.id}.a"] == two.answer
     show(back, predict.id)
-    assert any("You predicted 1×" in c.value for c in back.caption), [c.value for c in back.caption]
+    assert any("You predicted 256 steps" in c.value for c in back.caption), [c.value for c in back.caption]
 
 
 def test_the_class_view_labels_two_tier_multiple_and_numeric_answers_as_students_gave_them():
@@ -153,3 +153,18 @@ def test_the_class_view_labels_two_tier_multiple_and_numeric_answers_as_students
     assert answer_label(multiple, "[3, 0, 1]") in _correct_labels(multiple)  # ticked in the shuffled order
     assert answer_label(which, json.dumps({"answer": "support", "measured": {"support": 502}})) == \
         dict(which.classes)["support"]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_numeric_question_is_asked_on_the_students_own_variant(lang):
+    """The prompt states the student's own figures (requests, max_num_seqs), and the runs' caption the variant's
+    seed (tests/test_quiz_variants.py: two students draw other variants)."""
+    from lessons.quiz_variants import variant
+
+    q = next(q for q in load_quiz(lang) if q.id == "uniform-steps-predict")
+    at = page("pages/quiz.py", lang)
+    show(at, q.id)
+    v = variant(q.id, at.session_state["progress.token"])
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{v.slots}**" in text and "{" not in text, text
+    assert any(str(v.seed) in c.value and in_language(c.value, lang) for c in at.caption)

@@ -159,3 +159,33 @@ def history_chart(rows: list[dict], metric: str, label: str, height: int = 280) 
     fig.update_layout(height=height, margin=dict(l=50, r=10, t=20, b=60), uirevision="history",
                       yaxis=dict(title=label, rangemode="tozero"))
     return fig
+
+
+def frontier_chart(points, latency: str, labels: dict, chosen=None, slo: float | None = None,
+                   height: int = 340) -> go.Figure:
+    """Throughput (tokens per step, up) against a latency (`latency`: a key of each point's latency dict, right):
+    each point a run of the sweep, named by its setting; the Pareto frontier joined by a line, points off it hollow;
+    the SLO a dashed vertical line and the point chosen under it ringed."""
+    shown = [p for p in points if p.latency[latency] is not None]
+    front = sorted((p for p in shown if p.on_frontier), key=lambda p: p.latency[latency])
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[p.latency[latency] for p in front], y=[p.throughput for p in front], mode="lines",
+                             line=dict(color=TRIO[0], width=2), name=labels["frontier"], hoverinfo="skip"))
+    for on in (True, False):
+        group = [p for p in shown if p.on_frontier == on]
+        fig.add_trace(go.Scatter(
+            x=[p.latency[latency] for p in group], y=[p.throughput for p in group], mode="markers+text",
+            text=[str(p.value) for p in group], textposition="top center", name=labels["on" if on else "off"],
+            marker=dict(size=12, color=TRIO[0] if on else "#ffffff", line=dict(color=TRIO[0], width=2)),
+            cliponaxis=False, hovertemplate="%{text}: %{y:.2f} / %{x:.2f}<extra></extra>"))
+    if chosen is not None:
+        fig.add_trace(go.Scatter(x=[chosen.latency[latency]], y=[chosen.throughput], mode="markers",
+                                 name=labels["chosen"], hoverinfo="skip",
+                                 marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(color=TRIO[1], width=3))))
+    if slo is not None:
+        fig.add_vline(x=slo, line=dict(color=TRIO[1], dash="dash", width=2))
+    fig.update_layout(height=height, margin=dict(l=60, r=20, t=30, b=50), uirevision="frontier",
+                      legend=dict(orientation="h", y=1.12),
+                      xaxis=dict(title=labels["latency"], rangemode="tozero", automargin=True),
+                      yaxis=dict(title=labels["throughput"], rangemode="tozero", automargin=True))
+    return fig

@@ -7,7 +7,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from viz.blocks import block_code
-from viz.palette import FREE, HUES, MARK, contrast_with_white, request_color, tint
+from viz.palette import FREE, HUES, JOURNEY_COLORS, MARK, contrast_with_white, request_color, tint
 
 if TYPE_CHECKING:  # annotations only: no import chain at run time
     from engine.core.snapshot import StepSnapshot
@@ -95,3 +95,24 @@ def block_tables_html(snap: StepSnapshot, request_ids: list[str], color_of: dict
         label = f'<code style="display:inline-block;min-width:6.5em;font-size:0.75rem">{escape(rid)}</code>'
         rows.append(f'<div style="white-space:nowrap">{label}{"".join(cells)}</div>')
     return "".join(rows) or "—"
+
+
+def journey_html(stages, first: int, last: int, now: int | None, title_of, label: str) -> str:
+    """One request's journey as a strip on the run's step axis (`first` to `last`): a segment per stage in its
+    state's colour (waiting hatched; a pre-emption and the finish drawn as marks a step wide at least), a title per
+    segment (`title_of(stage)`), and the step `now` marked with a line. `label` names the strip for screen readers;
+    the stages are in words in the table beside it."""
+    span = max(1, last - first + 1)
+    parts = []
+    for s in stages:
+        left, width = 100 * (s.first - first) / span, max(0.4, 100 * (s.last - s.first + 1) / span)
+        color = JOURNEY_COLORS[s.state]
+        fill = (f"repeating-linear-gradient(45deg,{color} 0 4px,#b8b8c0 4px 5px)" if s.state == "waiting"
+                else color)
+        parts.append(f'<span title="{escape(title_of(s))}" style="position:absolute;left:{left:.3f}%;'
+                     f'width:{width:.3f}%;top:0;bottom:0;background:{fill}"></span>')
+    if now is not None and first <= now <= last:
+        parts.append(f'<span style="position:absolute;left:{100 * (now - first + 0.5) / span:.3f}%;top:-3px;'
+                     f'bottom:-3px;width:2px;background:{MARK};box-shadow:0 0 0 1px #fff"></span>')
+    return (f'<div role="img" aria-label="{escape(label)}" style="position:relative;height:22px;margin:6px 0 2px;'
+            f'background:{FREE};border-radius:3px">{"".join(parts)}</div>')

@@ -35,6 +35,10 @@ GAUGE_DASHES = {"running": "solid", "waiting": "dash", "kv_usage": "dot"}
 # three measures on one chart (load curves, class results): blue, vermilion, black
 TRIO = ("#0077BB", "#D55E00", "#000000")
 NEUTRAL = "#BBBBBB"  # a bar that counts but is not the point (a wrong answer)
+# one request's journey (engine/lab/journey.py): a colour per state, and a second cue in viz/html.journey_html
+# (waiting is hatched, a pre-emption and the finish are marks of their own)
+JOURNEY_COLORS = {"waiting": "#e6e6ea", "prefill": "#77AADD", "decode": "#0077BB", "held": "#BBBBBB",
+                  "preempted": "#000000", "finished": "#117733"}
 ACCENT = "#0072B2"  # a single-series chart, the player's progress bar
 
 

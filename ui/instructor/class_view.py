@@ -15,6 +15,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from classroom import StorageError
 from lessons import grade, load_moments, load_quiz, load_tasks, measured_value, parse_number, shown_value
 from lessons.grading import figure, typed
+from lessons import quiz_variants
 from ui.instructor import access, moments
 from ui.instructor.attempts import ATTEMPTS
 from ui.instructor.poll import histogram_labels, summary_line
@@ -222,8 +223,9 @@ def _quiz(quiz: dict, latest: dict) -> None:
         entry = quiz[qid]
         number, question = questions.get(qid, (None, None))
         with cols[n % 2].container(border=True, key=f"{PAGE}-q-{qid}"):
-            heading = f"**{number}. {_short(question.prompt)}**" if question else f"**{qid}**"
-            st.markdown(heading, help=question.prompt if question else None)
+            asked = quiz_variants.for_the_class(question.prompt) if question else ""
+            heading = f"**{number}. {_short(asked)}**" if question else f"**{qid}**"
+            st.markdown(heading, help=asked or None)
             now = latest.get(qid, {})
             st.caption(t("cv.question_line", n=entry["students"], first=entry["first_try_correct"],
                          second=entry["second_try_correct"]), help=t("cv.first_help"))

@@ -9,7 +9,7 @@ from lessons import load_moments
 from lessons import predictions
 from ui.shell import nav
 from ui.instructor import poll
-from ui.labs import bounded
+from ui.labs import bounded, variants
 from ui.progress import saved as progress
 from ui.progress import keys
 from ui.shell.i18n import lang, strings, t
@@ -19,6 +19,7 @@ _NAMED = re.compile(r"`([a-z0-9]+(?:-[a-z0-9]+)+)`")  # a moment id as the lesso
 PENDING = "pending_moment"  # session key: a moment opened on another page, set up when its page is drawn
 ANSWERED = "pending_moment.answered"  # session key: the queued moment whose prediction is made or skipped
 _GO = "pending_moment.go"  # session key: a sidebar click queued a moment; the next run goes to its page
+FORM = "pending_moment.form"  # session key: what the queued moment's form takes instead (a student's quiz variant)
 
 
 def all_moments():
@@ -52,10 +53,19 @@ def page_title(page_id: str) -> str:
     return t(key) if key else page_id
 
 
-def open_moment(moment_id: str) -> None:
-    """Queue a moment for its page, and go there; the page applies it and runs the experiment."""
+def open_moment(moment_id: str, form: dict | None = None) -> None:
+    """Queue a moment for its page, and go there; the page applies it (with `form`'s values in its form: a
+    student's own seed, scale, max_num_seqs) and runs the experiment."""
     _queue(moment_id)
+    if form:
+        st.session_state[FORM] = form
     nav.go(all_moments()[moment_id].page)
+
+
+def form_of(moment) -> dict:
+    """What the queued moment puts in its page's form (ui.labs.variants.moment_form), with the values it was
+    opened with."""
+    return variants.moment_form(moment) | st.session_state.get(FORM, {})
 
 
 def take_pending(page_id: str, where=st):
@@ -91,6 +101,7 @@ def started(page_id: str) -> None:
     """The page has started the queued moment's runs (or cannot run it): the moment is taken."""
     pid = st.session_state.pop(PENDING, None)
     st.session_state.pop(ANSWERED, None)
+    st.session_state.pop(FORM, None)
     if pid:
         progress.milestone(f"moment:{pid}")
 
@@ -174,6 +185,7 @@ def moment_buttons(page_id: str) -> None:
 
 def _queue(moment_id: str) -> None:
     st.session_state[PENDING] = moment_id
+    st.session_state.pop(FORM, None)  # a moment's own button runs the moment's own form
     st.session_state.pop(ANSWERED, None)  # its prediction is asked anew
 
 

@@ -37,7 +37,16 @@ def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]],
     settings come first, then the variant's."""
     def made(loaded) -> tuple[Workload, list[TraceRequest]]:
         return _requests(loaded, workload, seed, scale)
-    return _start(page, made, variants, live)
+    started = _start(page, made, variants, live)
+    if started is not None:  # which requests the page's runs are of: kept beyond the page's own widgets
+        st.session_state[f"{page}.drawn"] = {"workload": workload if isinstance(workload, str) else None,
+                                             "seed": seed, "scale": scale}
+    return started
+
+
+def drawn(page: str) -> dict:
+    """The preset, seed and scale of the page's runs' requests ({} if the page has none from a preset)."""
+    return st.session_state.get(f"{page}.drawn") or {}
 
 
 def _requests(loaded, workload: str | Workload, seed: int, scale: float) -> tuple[Workload, list[TraceRequest]]:
@@ -189,9 +198,9 @@ def measured(name: str, workload: str, variants: list[tuple[str, dict]], scale: 
     return cache[name]
 
 
-def summary_of_run(workload: str, seed: int, settings: dict) -> dict | None:
-    """One full run of a preset's workload with these engine settings (a quiz question's own run)."""
-    made = start("quiz-run", workload, [("run", settings)], seed=seed)
+def summary_of_run(workload: str, seed: int, settings: dict, scale: float = 1.0) -> dict | None:
+    """One full run of a preset's workload (times `scale`) with these engine settings (a quiz question's own run)."""
+    made = start("quiz-run", workload, [("run", settings)], seed=seed, scale=scale)
     st.session_state.pop("quiz-run.runs", None)
     if not made:
         return None

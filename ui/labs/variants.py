@@ -29,8 +29,10 @@ def layouts(names, prefix: bool, block_size: int, blocks: int, moment_settings: 
     return [(name, {**common, **LAYOUTS[name]}) for name in names]
 
 
-def schedulers(names, aging: int) -> list[tuple[str, dict]]:
-    return [(name, {"priority_aging_steps": aging, **SCHEDULERS[name]}) for name in names]
+def schedulers(names, aging: int, max_num_seqs: int = 0) -> list[tuple[str, dict]]:
+    """Each policy's settings; max_num_seqs 0 keeps the workload's own."""
+    slots = {"max_num_seqs": max_num_seqs} if max_num_seqs else {}
+    return [(name, {"priority_aging_steps": aging, **slots, **SCHEDULERS[name]}) for name in names]
 
 
 def moment_form(moment) -> dict:
@@ -46,7 +48,7 @@ def moment_form(moment) -> dict:
                        "blocks": int(settings.get("num_blocks") or 0),
                        "block_size": settings.get("block_size", BLOCK_SIZE)}
     if moment.page == slugs.POLICIES:
-        return form | {"policies": list(moment.compare),
+        return form | {"policies": list(moment.compare), "slots": settings.get("max_num_seqs", 0),
                        "aging": settings.get("priority_aging_steps", EngineConfig.default("priority_aging_steps"))}
     return form
 
@@ -61,5 +63,5 @@ def of_moment(moment) -> list[tuple[str, dict]]:
         return layouts((form["left"], form["right"]), form["prefix"], form["block_size"], form["blocks"],
                        moment.settings)
     if moment.page == slugs.POLICIES:
-        return schedulers(form["policies"], form["aging"])
+        return schedulers(form["policies"], form["aging"], form["slots"])
     return []

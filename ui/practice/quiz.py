@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import streamlit as st
 
+from engine.lab.workload import preset
 from lessons import TOPICS, incomplete, measure, parse_number, run_spec, shuffled_items
+from lessons import page_slugs as slugs
+from lessons import quiz_variants
 from lessons.attempt import Attempt, option_order, reason_order, tries_for
 from lessons.grading import figure, typed
 from ui.instructor import moments
 from ui.labs import experiments
 from ui.progress import keys
+from ui.progress import saved as progress
 from ui.shell import nav
-from ui.shell.i18n import t
+from ui.shell.i18n import lang, t
 
 
 # a two-tier question's verdict per (answer right, reason right)
@@ -28,16 +32,55 @@ def by_topic(questions: dict, attempt: Attempt) -> None:
                t("quiz.of"): sum(1 for q in questions.values() if q.topic == topic)} for topic in TOPICS])
 
 
+def student_variant(q):
+    """This student's variant of a numeric question (lessons.quiz_variants): None for the moment's own runs."""
+    return quiz_variants.variant(q.id, progress.token() or "")
+
+
+def spec_of(q) -> dict:
+    return run_spec(q, variant=student_variant(q))
+
+
+def slots_of(spec: dict) -> int:
+    """The max_num_seqs a question's runs have: the variant's or the moment's, else the workload's own."""
+    return spec["settings"].get("max_num_seqs") or preset(spec["workload"]).engine_hints.get("max_num_seqs", 0)
+
+
+def prompt(q) -> str:
+    """The question as this student reads it: a numeric one with its variant's figures filled in."""
+    if q.type != "numeric":
+        return q.prompt
+    spec = spec_of(q)
+    return quiz_variants.fill(q.prompt, quiz_variants.givens(q, student_variant(q), preset(spec["workload"]),
+                                                             slots_of(spec), q.lang))
+
+
+def form_of(spec: dict) -> dict:
+    """What the lab page's form holds when it shows this variant: its seed, scale, and on the pages that have them
+    max_num_seqs (`slots`) and num_blocks (`blocks`)."""
+    form, settings = {"seed": spec["seed"], "scale": spec["scale"]}, spec["settings"]
+    if "max_num_seqs" in settings and spec["page"] in (slugs.STATIC_VS_CONTINUOUS, slugs.POLICIES):
+        form["slots"] = settings["max_num_seqs"]
+    if settings.get("num_blocks") and spec["page"] == slugs.PAGED_KV:
+        form["blocks"] = settings["num_blocks"]
+    return form
+
+
 def lab_measured(q, spec: dict):
     """What the question is graded against, from the lab page's finished runs of its moment and variants (both of a
-    ratio's), if the page has them."""
+    ratio's), if the page has them, and they are of this student's variant."""
     if st.session_state.get(f"{spec['page']}.moment") != spec["moment"]:
         return None
+    if experiments.drawn(spec["page"]) != {"workload": spec["workload"], "seed": spec["seed"], "scale": spec["scale"]}:
+        return None  # the page's runs are of other requests (a moment's own, or another seed typed in)
     done = {r.label: r for r in experiments.runs(spec["page"]) if r.done}
     run = done.get(spec["label"])
     versus = done.get(spec["versus_label"]) if spec["versus_label"] else None
     if run is None or (spec["versus_label"] and versus is None):
         return None
+    if any(getattr(r.config, knob) != spec["settings"][knob] for r in (run, versus) if r is not None
+           for knob in ("max_num_seqs", "num_blocks") if knob in spec["settings"]):
+        return None  # run with another max_num_seqs or memory than the variant's
     return measure(q, run.summary(), versus.summary() if versus is not None else None)
 
 
@@ -115,8 +158,13 @@ def _numeric_run(q, enabled: bool = True) -> None:
     """A numeric question is answered from its runs (two for a ratio): made here, or the ones the student watched
     on the lab page. A prediction's runs wait until the prediction is committed."""
     measured = st.session_state[keys.QUIZ_MEASURED]
-    spec = run_spec(q)
+    spec = spec_of(q)
     title = moments.title(spec["moment"])
+    if student_variant(q) is not None:
+        blocks = spec["settings"].get("num_blocks")
+        st.caption(t("quiz.your_variant", seed=spec["seed"], slots=slots_of(spec),
+                     requests=quiz_variants.requests_in(preset(spec["workload"]), spec["scale"]))
+                   + (("" if lang() == "zh" else " ") + t("quiz.your_blocks", blocks=blocks) if blocks else ""))
     if spec["versus_settings"] is None:
         st.caption(t("quiz.numeric_help", moment=title, settings=_settings_text(spec["settings"])))
     else:
@@ -124,14 +172,14 @@ def _numeric_run(q, enabled: bool = True) -> None:
                      versus=_settings_text(spec["versus_settings"])))
     c = st.columns([1.5, 2, 4])
     if c[0].button(t("quiz.run"), key=f"quiz.q.{q.id}.run", disabled=not enabled):
-        run = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"])
-        versus = (experiments.summary_of_run(spec["workload"], spec["seed"], spec["versus_settings"])
+        run = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"], spec["scale"])
+        versus = (experiments.summary_of_run(spec["workload"], spec["seed"], spec["versus_settings"], spec["scale"])
                   if spec["versus_settings"] is not None and run is not None else None)
         value = measure(q, run, versus)
         if value is not None:
             measured[q.id] = value
     if c[1].button(f"🎓 {t('quiz.open_lab', moment=title)}", key=f"quiz.q.{q.id}.open", disabled=not enabled):
-        moments.open_moment(spec["moment"])
+        moments.open_moment(spec["moment"], form_of(spec))
     if not enabled:
         st.caption(t("quiz.commit_first"))
         return

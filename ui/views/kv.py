@@ -13,7 +13,7 @@ from ui.playback.derived import derived
 from ui.playback.live_chart import live_chart
 from ui.shell.i18n import lang, t
 from ui.shell.style import scaled
-from ui.views import words
+from ui.views import journey, words
 from ui.views.slots import Look as TimelineLook, timeline
 from ui.views.base import (DERIVING, animating, chart_config, colors, heading, html_view, over_run, total_frames,
                            view_labels)
@@ -75,6 +75,7 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, selected: list[str]
         with right:  # the refusals in the tables' place: the cell keeps its height, and the picture fits the window
             tables(run, frame, f"{page}.mem.{run.label}", selected, most=PLAY_TABLES, with_refusals=True)
     words.tables(page, runs, frame, [t(f"kv.v.{run.label}") for run in runs])
+    journey.follow(page, runs, frame, [t(f"kv.v.{run.label}") for run in runs])
 
 
 PLAY_HEIGHT = 120  # each chart of the side-by-side views (before instructor mode's scale): two rows fit 1280x720

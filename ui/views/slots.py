@@ -13,7 +13,7 @@ from ui.shell.i18n import lang, t
 from ui.shell.style import scaled
 from ui.views.base import (DERIVING, MIN_FIT, animating, chart_config, colors, heading_html, html_view, total_frames,
                            view_labels)
-from ui.views import words
+from ui.views import journey, words
 from ui.views.results import metrics_panel
 from viz.html import queue_html
 from viz.figure import Look as FigureLook
@@ -122,3 +122,4 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bo
         with col:
             metrics_panel(run, frame, key=f"{page}.m.{run.label}")
     words.tables(page, runs, frame, [title(run) for run in runs])
+    journey.follow(page, runs, frame, [title(run) for run in runs])

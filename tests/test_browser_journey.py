@@ -1,0 +1,59 @@
+"""Following one request on a projector (1280×720), in Chinese with instructor mode on and in English with it off:
+on the paged KV page's pre-emption moment, "Follow a request" starts on a request that was preempted and shows its
+journey in the page's language: it waited, ran its prefill, decoded, was preempted (its blocks freed), came back
+and finished; the strip and the table follow the player's step. Reached from the keyboard alone: Tab to the switch,
+Space to turn it on.
+
+Screenshots: tests/artifacts/journey-<lang>[-instructor]-1280x720.png."""
+import re
+
+import pytest
+from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle
+from test_browser_layout import enter_passcode
+
+from ui.shell.i18n import strings
+
+pytestmark = pytest.mark.browser
+
+LAB = "paged-kv"
+
+
+def say(key: str, lang: str) -> str:
+    return strings()[key][lang]
+
+
+@pytest.mark.parametrize("lang, instructor", [("zh", True), ("en", False)])
+def test_a_request_is_followed_through_a_preemption_to_its_finish(browser, server, lang, instructor):
+    page = new_page(browser, lang, 1280, 720, reduced_motion="reduce")
+    page.goto(f"{server}/{LAB}?lang={lang}" + ("&instructor=1" if instructor else ""))
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    if instructor:
+        enter_passcode(page)
+    moment = say("moment.name.long-context-preemption", lang)
+    page.get_by_role("button", name=re.compile(re.escape(moment))).first.click()
+    page.get_by_role("button", name=say("pred.skip", lang), exact=True).click()
+    page.wait_for_selector(".lab-frame-value", timeout=120_000)
+    page.wait_for_function("() => !document.querySelector('.lab-frame-computing')", timeout=300_000)
+    wait_idle(page)
+
+    switch = page.get_by_label(say("journey.title", lang), exact=True)
+    switch.focus()  # the keyboard: the switch takes focus, and Space turns it on
+    page.keyboard.press("Space")
+    wait_idle(page)
+    table = page.locator('[data-testid="stMain"] table:has(th:text-is("%s"))' % say("journey.what", lang)).first
+    table.wait_for(timeout=60_000)
+    states = [cells[1] for cells in (row.split("\t") for row in table.inner_text().splitlines()[1:])]
+    state = {s: say(f"journey.state.{s}", lang) for s in ("waiting", "prefill", "decode", "preempted", "finished")}
+    assert state["preempted"] in states and states[-1] == state["finished"], states
+    back = states[states.index(state["preempted"]) + 1]
+    assert back in (state["waiting"], state["prefill"]), states  # back to the queue, or straight into a prefill
+    assert state["prefill"] in states[states.index(state["preempted"]):], states  # its prompt computed again
+    text = table.inner_text()
+    assert bool(re.search(r"[\u4e00-\u9fff]", text)) == (lang == "zh"), text
+    assert page.locator('[data-testid="stMain"] [role="img"][aria-label*="%s"]'
+                        % say("journey.strip", lang).split("{rid}")[1][:6]).count() >= 1
+    table.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / f"journey-{lang}{'-instructor' if instructor else ''}-1280x720.png"))
+    assert_no_errors(page)
+    page.close()
