@@ -28,7 +28,7 @@ with setup, st.form(f"{PAGE}.form", border=False):
     c = st.columns([1, 2.2], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     chosen = choice(c[1].multiselect, t("pol.policies"), tuple(VARIANTS), f"{PAGE}.policies", "pol.", max_selections=4)
-    c = st.columns([1.2, 1.6, 2, 1.2, 1, 0.8], vertical_alignment="bottom")
+    c = st.columns([1.1, 1.5, 1.9, 1.5, 1, 0.8], vertical_alignment="bottom")  # 「现场」 and its help on one line
     seed = bounded.number(c[0], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
     num_seqs = bounded.number(c[1], "max_num_seqs", 0, 64, key=f"{PAGE}.slots", help=t("pol.slots_help"))
     aging = bounded.number(c[2], "priority_aging_steps", 1, 10_000, key=f"{PAGE}.aging", help=t("pol.aging_help"))
