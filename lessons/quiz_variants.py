@@ -1,6 +1,6 @@
 """Each student's own variant of a numeric quiz question: the workload seed and, where the lesson's point survives,
-the number of requests and `max_num_seqs`, so two students measure other figures and one student the same ones on
-every visit.
+the number of requests, `max_num_seqs` or the KV memory (`num_blocks`), so two students measure other figures and one
+student the same ones on every visit.
 
 A student draws from a pool of checked variants per question (quiz_variants.json, written by
 `python -m tools.quiz_variants`): each was run, its figures are recorded with it, and it was kept only where the

@@ -98,14 +98,15 @@ def test_a_sample_of_the_pool_is_what_the_engine_measures():
     ones recorded (over many runs of the suite, every variant is checked)."""
     from engine import load_model
     from lessons.quiz_variants import metric_paths
-    from tools.quiz_variants import MODEL, figure_at, key_of, summary_of
+    from lessons import metric_value
+    from tools.quiz_variants import MODEL, key_of, summary_of
 
     loaded, rng = load_model(MODEL), random.Random()
     for q in NUMERIC["en"]:
         for v in rng.sample(pool()[q.id], 2):
             spec = run_spec(q, variant=v)
             run = summary_of(loaded, key_of(spec, spec["settings"]))
-            assert {p: figure_at(run, p) for p in metric_paths(q, run)} == v.run, (q.id, v)
+            assert {p: metric_value(run, p) for p in metric_paths(q, run)} == v.run, (q.id, v)
             if spec["versus_settings"] is not None:
                 versus = summary_of(loaded, key_of(spec, spec["versus_settings"]))
-                assert {p: figure_at(versus, p) for p in metric_paths(q, versus)} == v.versus, (q.id, v)
+                assert {p: metric_value(versus, p) for p in metric_paths(q, versus)} == v.versus, (q.id, v)

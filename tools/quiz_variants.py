@@ -1,10 +1,11 @@
 """Write the pool of checked variants for the quiz's numeric questions (lessons/quiz_variants.json).
 
-    python -m tools.quiz_variants            # runs every candidate (about 25 CPU-minutes), on every core
-    python -m tools.quiz_variants --check    # the pool's figures and guessing rates, nothing run
+    python -m tools.quiz_variants            # runs every candidate (1,519 runs, about 45 CPU-minutes), on every core
+    python -m tools.quiz_variants --check    # each question's pool: how many variants, how many answers, their range
 
-Each question draws candidates (a workload seed, and where the question says so a scale and max_num_seqs) from
-ranges of its own; each candidate's runs are made as the quiz's Run button makes them (lessons.run_spec), on
+Each question draws candidates (a workload seed, and where the question says so a scale, max_num_seqs or
+num_blocks) from ranges of its own; each candidate's runs are made as the quiz's Run button makes them
+(lessons.run_spec), on
 random weights: the figures are the schedule's, the same on every model (every output has its workload's
 length). A candidate joins the pool where the question's claim holds on it (lessons.quiz_variants.CLAIMS)."""
 from __future__ import annotations
@@ -23,7 +24,7 @@ import torch
 from engine.lab.workload import preset
 from lessons import load_moments, load_quiz, run_spec
 from lessons.quiz_variants import CLAIMS, POOL_FILE, QuizVariant, metric_paths, recorded
-from lessons.grading import measured_value, shown_value, within
+from lessons.grading import measured_value, metric_value, shown_value, within
 
 PER_QUESTION = 50
 MODEL = "random-small"
@@ -128,8 +129,8 @@ def build(jobs: int, only: list[str] | None = None) -> dict:
             spec = run_spec(q, moments, v)
             run = summaries[key_of(spec, spec["settings"])]
             versus = summaries[key_of(spec, spec["versus_settings"])] if spec["versus_settings"] else None
-            figures = QuizVariant(v.seed, v.scale, v.slots, {p: figure_at(run, p) for p in metric_paths(q, run)},
-                                  {p: figure_at(versus, p) for p in metric_paths(q, versus)} if versus else None,
+            figures = QuizVariant(v.seed, v.scale, v.slots, {p: metric_value(run, p) for p in metric_paths(q, run)},
+                                  {p: metric_value(versus, p) for p in metric_paths(q, versus)} if versus else None,
                                   v.blocks)
             if recorded(q, figures) is not None and CLAIMS[q.id](q, figures, workload) and len(kept) < PER_QUESTION \
                     and spread(q, kept + [figures]):
@@ -142,20 +143,12 @@ def build(jobs: int, only: list[str] | None = None) -> dict:
 
 
 def spread(q, variants: list[QuizVariant]) -> bool:
-    """Whether a prediction's answers over `variants` (of a pool of PER_QUESTION) stay spread (SPREAD)."""
+    """Whether a question's answers over `variants` (of a pool of PER_QUESTION) stay spread (SPREAD)."""
     answers = [measured_value(recorded(q, v)) for v in variants]
-    if q.compare != "max_class":
-        answers = [shown_value(q, a) for a in answers]  # as the student enters it: a share in percent
     if q.compare == "max_class":
         return max(answers.count(a) for a in answers) <= PER_QUESTION // 2
+    answers = [shown_value(q, a) for a in answers]  # as the student enters it: a share in percent
     return max(sum(within(guess, a, q.tolerance) for a in answers) for guess in answers) <= SPREAD * PER_QUESTION
-
-
-def figure_at(summary: dict, path: str) -> float | None:
-    value = summary
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
 
 
 def check() -> None:
