@@ -1,7 +1,7 @@
 """The trade-off frontier (engine/lab/frontier.py) on the Scheduling policies page: one knob swept over the page's
 workload and seed, each setting a real run (shared with every session that asks for the same run), drawn as
-throughput against TTFT p95 with the Pareto frontier; an SLO picks the point of most throughput that meets it, and
-a table shows which classes pay for that point against the one of least latency."""
+throughput against TTFT or TPOT p95 with the Pareto frontier; an SLO picks the point of most throughput that meets
+it, and a table shows what each class's latency is there and at the point of least latency."""
 from __future__ import annotations
 
 import streamlit as st
