@@ -2,7 +2,8 @@
 on the paged KV page's pre-emption moment, "Follow a request" starts on a request that was preempted and shows its
 journey in the page's language: it waited, ran its prefill, decoded, was preempted (its blocks freed), came back
 and finished; the strip and the table follow the player's step. Reached from the keyboard alone: Tab to the switch,
-Space to turn it on.
+Space to turn it on. Paused, the student predicts what the engine does to a request at the next step, and the
+engine's recorded step grades it, wrong and then right.
 
 Screenshots: tests/artifacts/journey-<lang>[-instructor]-1280x720.png."""
 import re
@@ -55,5 +56,30 @@ def test_a_request_is_followed_through_a_preemption_to_its_finish(browser, serve
                         % say("journey.strip", lang).split("{rid}")[1][:6]).count() >= 1
     table.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / f"journey-{lang}{'-instructor' if instructor else ''}-1280x720.png"))
+
+    # predict the next step: paused at step 0, follow a request that is there (it arrived at step 0), and guess
+    # wrong, then right; the engine's recorded step 1 is the judge
+    picker = page.get_by_label(say("journey.pick", lang), exact=True)
+    picker.click()
+    page.keyboard.type("long-0")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    rows = [r.split("\t") for r in table.inner_text().splitlines()[1:]]
+    at_one = next(state for steps, state, _ in rows if _covers(steps.rstrip(" ◀"), 1))
+    right = next(s for s in ("waiting", "prefill", "decode", "preempted", "finished")
+                 if say(f"journey.state.{s}", lang) == at_one)
+    wrong = "finished" if right != "finished" else "decode"
+    for guess, verdict in ((wrong, "journey.wrong"), (right, "journey.right")):
+        page.locator('[data-testid="stRadio"]').last.get_by_text(say(f"journey.next.{guess}", lang), exact=True).click()
+        page.get_by_role("button", name=say("journey.check", lang), exact=True).click()
+        wait_idle(page)
+        opening = say(verdict, lang).split("{")[0]
+        assert page.get_by_text(re.compile("^" + re.escape(opening))).count() == 1, verdict
+    page.screenshot(path=str(ARTIFACTS / f"journey-predicted-{lang}{'-instructor' if instructor else ''}-1280x720.png"))
     assert_no_errors(page)
     page.close()
+
+
+def _covers(steps: str, step: int) -> bool:
+    first, _, last = steps.partition("–")
+    return int(first) <= step <= int(last or first)

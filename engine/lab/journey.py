@@ -71,10 +71,10 @@ def steps_of(snapshots: Sequence[StepSnapshot], request_id: str) -> list[Step]:
     return out
 
 
-def stages(steps: list[Step]) -> list[Stage]:
-    """The steps grouped: a new stage where the state changes, or a wait's reason (its code) does."""
+def stages(steps: list[Step], before: int = 0) -> list[Stage]:
+    """The steps grouped: a new stage where the state changes, or a wait's reason (its code) does. `before`: the
+    blocks held before the first of the steps (none at arrival)."""
     out: list[Stage] = []
-    before = 0
     for s in steps:
         code = s.wait.code if s.wait else None
         last = out[-1] if out else None

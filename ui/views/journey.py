@@ -9,14 +9,16 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from engine.lab.journey import journey
-from ui.shell.i18n import lang, t
+from engine.lab.journey import STATES, Step, stages as grouped, steps_of
+from ui.shell.i18n import choice, lang, t
 from ui.views.base import html_table, html_view, over_run
 from viz.html import journey_html
 
 if TYPE_CHECKING:  # annotations only: no import chain at run time
     from engine.lab.experiment import LiveRun
     from engine.lab.journey import Stage
+
+NEXT = STATES  # what a student may predict for the next step: each state the engine records
 
 
 def follow(page: str, runs: list[LiveRun], frame: int, names: list[str]) -> None:
@@ -35,11 +37,38 @@ def follow(page: str, runs: list[LiveRun], frame: int, names: list[str]) -> None
             return
         rid = c[1].selectbox(t("journey.pick"), ids, index=ids.index(_telling(run)), key=f"{page}.follow.{run.label}",
                              help=t("journey.pick_help"))
-        stages = over_run(run, f"journey:{rid}", lambda: journey(run.snapshots, rid))
+        its_steps = over_run(run, f"journey:{rid}", lambda: steps_of(run.snapshots, rid))
+        stages = grouped(its_steps)
         steps = over_run(run, "steps", lambda: [s.step for s in run.snapshots])
         mode = run.config.preemption_mode
         html_view(run, frame, ("journey", lang(), rid),
                   lambda i: journey_frame_html(rid, stages, steps, i, mode, run.done), f"{page}.journey.{run.label}")
+        if steps:
+            predict_next(f"{page}.predict.{run.label}", rid, its_steps, steps[min(frame, len(steps) - 1)], mode)
+
+
+def predict_next(key: str, rid: str, its_steps: list[Step], now: int, preemption_mode: str) -> None:
+    """Paused at step `now`: the student predicts what the engine does to the request at the next step, and the
+    engine's recorded next step says whether it was right, and what it did."""
+    by_step = {s.step: s for s in its_steps}
+    after = by_step.get(now + 1)
+    if after is None:
+        st.caption(t("journey.no_next", rid=rid, step=now + 1))
+        return
+    with st.form(key, border=False):
+        guess = choice(st.radio, t("journey.predict", rid=rid, step=now + 1), NEXT, f"{key}.guess", "journey.next.",
+                       horizontal=True, index=None)
+        checked = st.form_submit_button(t("journey.check"))
+    if checked and guess is not None:
+        st.session_state[f"{key}.said"] = (rid, now + 1, guess)
+    said = st.session_state.get(f"{key}.said")
+    if said and said[:2] == (rid, now + 1):
+        held = len(by_step[now].blocks) if now in by_step else 0
+        did = f"{t(f'journey.next.{after.state}')}: {stage_text(grouped([after], held)[0], preemption_mode)}"
+        if said[2] == after.state:
+            st.success(t("journey.right", step=now + 1, did=did))
+        else:
+            st.error(t("journey.wrong", step=now + 1, did=did, guess=t(f"journey.next.{said[2]}")))
 
 
 def _telling(run: LiveRun) -> str:
@@ -67,7 +96,7 @@ def stage_text(s: Stage, preemption_mode: str = "recompute") -> str:
         text = (t("journey.prefill_one", tokens=s.tokens) if steps == 1
                 else t("journey.prefill", tokens=s.tokens, steps=steps)) + blocks
     elif s.state == "decode":
-        text = t("journey.decode", tokens=s.tokens) + blocks
+        text = (t("journey.decode_one") if s.tokens == 1 else t("journey.decode", tokens=s.tokens)) + blocks
     elif s.state == "held":
         text = t("held")
     elif s.state == "preempted":
