@@ -64,7 +64,8 @@ def predict_next(key: str, rid: str, its_steps: list[Step], now: int, preemption
     said = st.session_state.get(f"{key}.said")
     if said and said[:2] == (rid, now + 1):
         held = len(by_step[now].blocks) if now in by_step else 0
-        did = f"{t(f'journey.next.{after.state}')}: {stage_text(grouped([after], held)[0], preemption_mode)}"
+        sep = "：" if lang() == "zh" else ": "
+        did = t(f"journey.next.{after.state}") + sep + stage_text(grouped([after], held)[0], preemption_mode)
         if said[2] == after.state:
             st.success(t("journey.right", step=now + 1, did=did))
         else:
