@@ -27,7 +27,10 @@ AXE = Axe()
 def settle(page) -> None:
     """Until the script has stopped and no element of an earlier run is left (a stale one is drawn faded)."""
     page.wait_for_function("""() => {
-        const busy = document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"]');
+        const app = document.querySelector('[data-testid="stApp"]');
+        const state = app ? app.getAttribute('data-test-script-state') : 'initial';
+        const busy = document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"]')
+            || ['initial', 'running', 'rerunRequested'].includes(state);
         window.__settled = busy ? 0 : (window.__settled || 0) + 1;
         return window.__settled >= 4;
     }""", polling=250, timeout=120_000)
@@ -66,6 +69,10 @@ def open_at(page, url: str) -> None:
 
 def check_page(page, url: str, lang: str, where: str) -> list[dict]:
     open_at(page, url)
+    try:  # set by the app's script from its first run on (ui/shell/a11y.py); a loaded browser applies it late
+        page.wait_for_function("(want) => document.documentElement.lang === want", arg=lang, timeout=30_000)
+    except Exception:
+        pass
     assert page.evaluate("() => document.documentElement.lang") == lang, where
     assert_no_errors(page)
     return [{"page": where, **v} for v in axe_violations(page)]

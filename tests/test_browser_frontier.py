@@ -43,17 +43,20 @@ def test_a_sweep_draws_its_points_and_says_who_pays(browser, server, lang, instr
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
     tpot = say("fr.tpot_p95", lang)
-    for _ in range(3):  # the latency axis; a click that lands while a rerun is replacing the control is clicked again
-        page.get_by_text(tpot, exact=True).first.click()
+    axis = page.locator('[data-testid="stPlotlyChart"]').last.locator("text.xtitle")
+    for _ in range(3):  # the latency axis; a click that lands while a rerun is replacing the control is made again
+        segment = page.get_by_role("radio", name=tpot, exact=True).last  # the segmented control's option
+        if segment.get_attribute("aria-checked") != "true":
+            segment.click()
         wait_idle(page)
         try:
-            page.wait_for_function("""(want) => [...document.querySelectorAll(
-                '[data-testid="stPlotlyChart"] text.xtitle')].some(e => e.textContent === want)""", arg=tpot,
-                                   timeout=20_000)
+            page.wait_for_function("(want) => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length"
+                                   " && [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')].pop()"
+                                   ".querySelector('text.xtitle')?.textContent === want", arg=tpot, timeout=30_000)
             break
         except Exception:
             continue
-    title = page.locator('[data-testid="stPlotlyChart"]').last.locator("text.xtitle").text_content()
+    title = axis.text_content()
     assert title == tpot
     page.screenshot(path=str(ARTIFACTS / f"{name}-tpot.png"))
     assert_no_errors(page)

@@ -57,6 +57,14 @@ def shown_frame(page, lab: str) -> int:
     return max((int(text.split("/")[0]) for text in texts if text.split("/")[0].strip().isdigit()), default=-1)
 
 
+def computed(page, lab: str) -> int:
+    """How far the engine has got, as the counter says ("0 / 40 …": step 40); a large number once the runs ended."""
+    texts = page.locator(f".st-key-{lab}-frame-counter .lab-frame-value").all_inner_texts()
+    steps = [int(text.split("/")[1].strip(" …")) for text in texts if text.count("/") == 1
+             and text.split("/")[1].strip(" …").isdigit()]
+    return (max(steps) if all("…" in text for text in texts) else 10**9) if steps else -1
+
+
 def drawn_charts(page) -> tuple[int, int]:
     charts = page.evaluate(CHARTS)
     return sum(c["drawn"] for c in charts), sum(not c["drawn"] for c in charts)
@@ -79,7 +87,7 @@ def test_play_pressed_at_once_never_blanks_the_picture(browser, server, lang, la
     player_button(page, "play").first.click()  # as a lecturer does: at the first frame, the charts still loading
     pressed, blank, moving = time.monotonic(), [], None
     page.wait_for_function(f"() => {{ const c = ({CHARTS})(); return c.length && c.every(x => x.drawn); }}",
-                           timeout=60_000)
+                           timeout=120_000)
     before, _ = drawn_charts(page)
     sampled, shots = time.monotonic(), list(SHOTS)
     for i in range(int(FOR_S / SAMPLE_S)):
@@ -94,13 +102,25 @@ def test_play_pressed_at_once_never_blanks_the_picture(browser, server, lang, la
         time.sleep(max(0.0, (i + 1) * SAMPLE_S - (time.monotonic() - sampled)))
     if shots:
         page.screenshot(path=str(ARTIFACTS / f"play-at-once-{lab}-{lang}-{shots[-1]:g}s.png"))
-    while moving is None and time.monotonic() - pressed < 60:  # how soon: a figure (bench/play_at_once.py)
+    # how soon is a figure (bench/play_at_once.py), which a loaded machine stretches: the player must move once the
+    # engine is well past the first chunk the browser plays (16 steps), whenever that is
+    ahead = None
+    while moving is None and time.monotonic() - pressed < 300:
         if shown_frame(page, lab) > 0:
             moving = time.monotonic() - pressed
+        elif ahead is None and computed(page, lab) >= 64:
+            ahead = time.monotonic()
+        elif ahead is not None and time.monotonic() - ahead > 60:
+            break
         time.sleep(SAMPLE_S)
     print(f"{lab} [{lang}]: ▶ → the player moving {moving if moving is None else round(moving, 1)} s")
     assert not blank, f"{lab} [{lang}]: the picture blanked after ▶: " + "; ".join(blank)
-    assert moving is not None, f"{lab} [{lang}]: the player did not move in a minute after ▶"
+    assert moving is not None, f"{lab} [{lang}]: the player did not move after ▶ " + (
+        "in a minute after the engine was 64 steps ahead" if ahead else "in 5 minutes") + ": " + \
+        " ".join(page.locator(f".st-key-{lab}-frame-counter").all_inner_texts())
+    moved = time.monotonic()
+    while counter(page, lab) <= 5 and time.monotonic() - moved < 30:  # it moved late (a loaded machine): it goes on
+        time.sleep(SAMPLE_S)
     assert counter(page, lab) > 5, f"{lab} [{lang}]: the player froze: " + \
         " ".join(page.locator(f".st-key-{lab}-frame-counter").all_inner_texts())
     press_pause(page)  # paused: the page has rerun, and the frame holds

@@ -42,8 +42,9 @@ def section(page: str, workload: str, seed: int, base: dict) -> None:
     knob, workload, seed, points = got
     st.caption(t("fr.swept", knob=t(f"fr.knob.{knob}"), workload=t(f"wl.{workload}"), seed=seed, n=len(points)))
     c = st.columns([2.2, 1.2], vertical_alignment="bottom")
-    latency = choice(c[0].segmented_control, t("fr.latency"), LATENCIES, f"{page}.sweep.latency", "fr.")
-    latency = latency or LATENCIES[0]
+    # required: a click on the axis shown keeps it (not an empty choice that the chart would read as TTFT)
+    latency = choice(c[0].segmented_control, t("fr.latency"), LATENCIES, f"{page}.sweep.latency", "fr.",
+                     required=True) or LATENCIES[0]
     ss.setdefault(f"{page}.sweep.slo.{latency}", DEFAULT_SLO[latency])
     slo = bounded.number(c[1], t(f"fr.slo.{latency}"), 0.1, 100_000.0, key=f"{page}.sweep.slo.{latency}",
                          help=t("fr.slo_help"), step=0.1 if latency == "tpot_p95" else 1.0)
