@@ -6,7 +6,7 @@ import pytest
 
 from engine import load_model
 from engine.lab.experiment import run_requests, workload_requests
-from engine.lab.journey import STATES, journey, steps_of
+from engine.lab.journey import STATES, journey, stages, stages_so_far, steps_of
 from engine.lab.workload import engine_config_for, preset
 
 
@@ -67,9 +67,34 @@ def test_the_journey_in_words_names_each_stage_in_the_students_language(preempti
     rid = next(r.request_id for r in preempting_run.requests if r.num_preemptions)
     stages = journey(preempting_run.snapshots, rid)
     steps = [s.step for s in preempting_run.snapshots]
-    at = next(s for s in stages if s.state == "preempted")
-    html = journey_frame_html(rid, stages, steps, steps.index(at.first), "recompute", True)
-    assert html.count("<tr>") == len(stages) + 1 and "◀" in html
+    so_far = stages_so_far(steps_of(preempting_run.snapshots, rid))
+    html = journey_frame_html(rid, so_far, steps, len(steps) - 1, "recompute")
+    assert html.count("<tr>") == len(stages) + 1
     words = {"zh": ("被抢占", "回收", "预填充", "完成"), "en": ("preempted", "freed", "prefill", "finished")}[lang]
     assert all(w in html for w in words), html
     assert bool(re.search(r"[\u4e00-\u9fff]", html)) == (lang == "zh")
+    at = next(s for s in stages if s.state == "preempted")
+    html = journey_frame_html(rid, so_far, steps, steps.index(at.first), "recompute")
+    assert "◀" in html and html.count("<tr>") == stages.index(at) + 2
+
+
+def test_the_journey_shows_nothing_after_the_players_step(preempting_run):
+    """Paused on a step, the journey ends there: what the request does next is to be predicted, not read. At each
+    step its stages are the whole journey's up to that step (the last one cut there)."""
+    from ui.views.journey import journey_frame_html
+
+    snaps = preempting_run.snapshots
+    steps = [s.step for s in snaps]
+    rid = next(r.request_id for r in preempting_run.requests if r.num_preemptions)
+    its_steps = steps_of(snaps, rid)
+    so_far, whole = stages_so_far(its_steps), journey(snaps, rid)
+    for now in range(its_steps[0].step, its_steps[-1].step + 1):
+        shown = so_far[now]
+        assert shown == tuple(stages(its_steps[:now - its_steps[0].step + 1]))
+        assert shown[-1].last == now and all(a == b for a, b in zip(shown[:-1], whole))
+    if its_steps[0].step > steps[0]:  # before it arrived: nothing yet
+        before = journey_frame_html(rid, so_far, steps, steps.index(its_steps[0].step) - 1, "recompute")
+        assert before.count("<tr>") == 0
+    mid = its_steps[len(its_steps) // 2].step
+    html = journey_frame_html(rid, so_far, steps, steps.index(mid), "recompute")
+    assert html.count("<tr>") == len(so_far[mid]) + 1

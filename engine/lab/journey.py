@@ -71,21 +71,38 @@ def steps_of(snapshots: Sequence[StepSnapshot], request_id: str) -> list[Step]:
     return out
 
 
+def _add(out: list[Stage], s: Step, before: int) -> None:
+    """One more step onto the stages so far: the last stage grows, or a new one starts where the state changes, or a
+    wait's reason (its code) does."""
+    code = s.wait.code if s.wait else None
+    last = out[-1] if out else None
+    if last and last.state == s.state and (last.wait.code if last.wait else None) == code \
+            and s.state not in ("preempted", "finished"):
+        out[-1] = Stage(last.state, last.first, s.step, last.wait, last.tokens + s.tokens, last.blocks_before,
+                        len(s.blocks), max(last.shared, s.shared))
+    else:
+        out.append(Stage(s.state, s.step, s.step, s.wait, s.tokens, before, len(s.blocks), s.shared))
+
+
 def stages(steps: list[Step], before: int = 0) -> list[Stage]:
-    """The steps grouped: a new stage where the state changes, or a wait's reason (its code) does. `before`: the
-    blocks held before the first of the steps (none at arrival)."""
+    """The steps grouped into stages. `before`: the blocks held before the first of the steps (none at arrival)."""
     out: list[Stage] = []
     for s in steps:
-        code = s.wait.code if s.wait else None
-        last = out[-1] if out else None
-        if last and last.state == s.state and (last.wait.code if last.wait else None) == code \
-                and s.state not in ("preempted", "finished"):
-            out[-1] = Stage(last.state, last.first, s.step, last.wait, last.tokens + s.tokens, last.blocks_before,
-                            len(s.blocks), max(last.shared, s.shared))
-        else:
-            out.append(Stage(s.state, s.step, s.step, s.wait, s.tokens, before, len(s.blocks), s.shared))
+        _add(out, s, before)
         before = len(s.blocks)
     return out
+
+
+def stages_so_far(steps: list[Step]) -> dict[int, tuple[Stage, ...]]:
+    """Step -> the stages as they stood after it: what the run had shown of the request by then (nothing of its
+    future, so a prediction cannot be read off them)."""
+    out: list[Stage] = []
+    by_step, before = {}, 0
+    for s in steps:
+        _add(out, s, before)
+        before = len(s.blocks)
+        by_step[s.step] = tuple(out)
+    return by_step
 
 
 def journey(snapshots: Sequence[StepSnapshot], request_id: str) -> list[Stage]:

@@ -4,12 +4,13 @@ many blocks its block table held, on the run's step axis with the player's step 
 per stage, for the keyboard and screen readers."""
 from __future__ import annotations
 
+from bisect import bisect_right
 from html import escape
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from engine.lab.journey import STATES, Step, stages as grouped, steps_of
+from engine.lab.journey import STATES, Step, stages as grouped, stages_so_far, steps_of
 from ui.shell.i18n import choice, lang, t
 from ui.views.base import html_table, html_view, over_run
 from viz.html import journey_html
@@ -38,11 +39,11 @@ def follow(page: str, runs: list[LiveRun], frame: int, names: list[str]) -> None
         rid = c[1].selectbox(t("journey.pick"), ids, index=ids.index(_telling(run)), key=f"{page}.follow.{run.label}",
                              help=t("journey.pick_help"))
         its_steps = over_run(run, f"journey:{rid}", lambda: steps_of(run.snapshots, rid))
-        stages = grouped(its_steps)
+        so_far = over_run(run, f"journey-so-far:{rid}", lambda: stages_so_far(its_steps))
         steps = over_run(run, "steps", lambda: [s.step for s in run.snapshots])
         mode = run.config.preemption_mode
         html_view(run, frame, ("journey", lang(), rid),
-                  lambda i: journey_frame_html(rid, stages, steps, i, mode, run.done), f"{page}.journey.{run.label}")
+                  lambda i: journey_frame_html(rid, so_far, steps, i, mode), f"{page}.journey.{run.label}")
         if steps:
             predict_next(f"{page}.predict.{run.label}", rid, its_steps, steps[min(frame, len(steps) - 1)], mode)
 
@@ -107,22 +108,25 @@ def stage_text(s: Stage, preemption_mode: str = "recompute") -> str:
     return text + (t("journey.shared", n=s.shared) if s.shared else "")
 
 
-def journey_frame_html(rid: str, stages: list[Stage], steps: list[int], frame: int, preemption_mode: str,
-                       done: bool) -> str:
-    """The journey at the player's frame: the strip with the frame's step marked, and the stages in words, the
-    one the frame is in marked as current."""
-    if not stages:
-        return f"<div>{escape(t('journey.not_yet', rid=rid))}</div>"
+def journey_frame_html(rid: str, so_far: dict[int, tuple[Stage, ...]], steps: list[int], frame: int,
+                       preemption_mode: str) -> str:
+    """The journey as far as the player's frame (`so_far`: engine.lab.journey.stages_so_far): the strip with the
+    frame's step marked, and the stages in words, the one the frame is in marked as current. Nothing after the frame
+    is shown, so what the request does next is for the student to predict, not to read."""
     now = steps[min(frame, len(steps) - 1)] if steps else None
+    known = list(so_far)  # its steps, in order
+    at = len(known) if now is None else bisect_right(known, now)
+    if not at:
+        return f"<div>{escape(t('journey.not_yet', rid=rid))}</div>"
+    stages = so_far[known[at - 1]]
     first, last = (steps[0], steps[-1]) if steps else (stages[0].first, stages[-1].last)
 
     def title_of(s: Stage) -> str:
         return f"{_steps(s)} · {t(f'journey.state.{s.state}')}: {stage_text(s, preemption_mode)}"
     rows = [[_steps(s) + (" ◀" if now is not None and s.first <= now <= s.last else ""),
              t(f"journey.state.{s.state}"), stage_text(s, preemption_mode)] for s in stages]
-    ended = stages[-1].state == "finished"
-    note = "" if ended or done else f"<div>{escape(t('journey.so_far'))}</div>"
-    return (journey_html(stages, first, last, now, title_of, t("journey.strip", rid=rid))
+    note = "" if stages[-1].state == "finished" else f"<div>{escape(t('journey.so_far'))}</div>"
+    return (journey_html(list(stages), first, last, now, title_of, t("journey.strip", rid=rid))
             + f'<div style="font-size:0.8rem">{escape(t("journey.legend"))}</div>' + note
             + html_table([t("journey.steps"), t("journey.state"), t("journey.what")], rows))
 
