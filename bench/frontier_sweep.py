@@ -4,8 +4,8 @@ snapshot kept), one after another.
 
     python bench/frontier_sweep.py [--model tiny] [--knob max_num_seqs] [--workload support-bot-vs-batch]
 
-Prints each point (its setting, steps, throughput in tokens per step, TTFT p95 in steps, on the frontier or not),
-each run's wall time, and the sweep's total."""
+Prints each point (its setting, steps, throughput in tokens per step, TTFT and TPOT p95 in steps, on the TTFT
+frontier or not), each run's wall time, and the sweep's total."""
 from __future__ import annotations
 
 import argparse
@@ -42,7 +42,8 @@ def main() -> None:
     marked = with_frontier([q for _, q in points])
     print(f"{args.knob} on {args.workload}, seed {args.seed}, model {args.model}")
     for (steps, _), q, wall in zip(points, marked, walls):
-        print(f"  {str(q.value):>6}: {steps:5d} steps, {q.throughput:6.2f} tok/step, TTFT p95 {q.ttft_p95:7.1f} steps"
+        print(f"  {str(q.value):>6}: {steps:5d} steps, {q.throughput:6.2f} tok/step, TTFT p95 "
+              f"{q.latency['ttft_p95']:7.1f} steps, TPOT p95 {q.latency['tpot_p95']:5.2f}"
               f"{'  frontier' if q.on_frontier else ''}   ({wall:.1f} s)")
     print(f"sweep: {total:.1f} s for {len(points)} runs")
 
