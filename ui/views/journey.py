@@ -125,7 +125,8 @@ def journey_frame_html(rid: str, so_far: dict[int, tuple[Stage, ...]], steps: li
         return f"{_steps(s)} · {t(f'journey.state.{s.state}')}: {stage_text(s, preemption_mode)}"
     rows = [[_steps(s) + (" ◀" if now is not None and s.first <= now <= s.last else ""),
              t(f"journey.state.{s.state}"), stage_text(s, preemption_mode)] for s in stages]
-    note = "" if stages[-1].state == "finished" else f"<div>{escape(t('journey.so_far'))}</div>"
+    going_on = stages[-1].state != "finished" and (now is None or stages[-1].last >= now)  # not ended another way
+    note = f"<div>{escape(t('journey.so_far'))}</div>" if going_on else ""
     return (journey_html(list(stages), first, last, now, title_of, t("journey.strip", rid=rid))
             + f'<div style="font-size:0.8rem">{escape(t("journey.legend"))}</div>' + note
             + html_table([t("journey.steps"), t("journey.state"), t("journey.what")], rows))
