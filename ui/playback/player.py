@@ -360,9 +360,10 @@ def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
         if client_player.current() is None:
             st.html(_position_html(frame, last, live, label))
         else:
-            client_player.html_view(f"{page}.counter", lambda: _counter_frames(client_player.current()["last"], live,
-                                                                               label),
-                                    _position_html(frame, last, live, label))
+            # the frames sent with a later chunk say how far the engine had got by then, not what it said at ▶
+            client_player.html_view(f"{page}.counter", lambda: _counter_frames(
+                (ready := client_player.current()["last"]), live and t("player.computing", step=ready), label),
+                _position_html(frame, last, live, label))
 
 
 @functools.lru_cache(maxsize=256)
