@@ -67,10 +67,10 @@ def test_a_request_is_followed_through_a_preemption_to_its_finish(browser, serve
     # predict the next step: long-0 (it arrived at step 0) read whole at the last step, then the player back at step
     # 0, where its journey shows step 0 alone; a guess wrong, then right, and the engine's recorded step 1 the judge
     for _ in range(3):  # a pick that lands while a rerun replaces the box is made again
-        page.get_by_label(say("journey.pick", lang), exact=True).click()
-        page.get_by_role("option", name="long-0", exact=True).click()
-        wait_idle(page)
         try:
+            page.get_by_label(say("journey.pick", lang), exact=True).click(timeout=20_000)
+            page.get_by_role("option", name="long-0", exact=True).click(timeout=20_000)
+            wait_idle(page)
             page.locator('[data-testid="stMain"] [role="img"][aria-label^="long-0"]').wait_for(timeout=20_000)
             break
         except Exception:
