@@ -96,6 +96,8 @@ def wait_idle(page) -> None:
     }""", polling=200, timeout=120_000)
 
 
+# the counter's note on runs still computed (player.computing): the step the engine is at
+STEPS_SO_FAR = {"en": r"\(now at step (\d+)\)", "zh": r"现到第 (\d+) 步"}
 LOCALES = {"zh": "zh-CN", "en": "en-US"}  # the browser's Accept-Language picks the first visit's language
 
 

@@ -5,7 +5,7 @@ import re
 import time
 
 import pytest
-from browser_support import ARTIFACTS, assert_no_errors, new_page, serve, wait_idle
+from browser_support import ARTIFACTS, STEPS_SO_FAR, assert_no_errors, new_page, serve, wait_idle
 
 from ui.shell.i18n import strings
 
@@ -84,7 +84,6 @@ def cold_server(tmp_path_factory):
 
 # a moment per language, so that each is computed afresh on the cold server
 COMPUTED = {"en": (LAB, "fixed-batch-holes"), "zh": ("policies", "support-bot-sla")}
-STEPS_SO_FAR = {"en": r"\(now at step (\d+)\)", "zh": r"现到第 (\d+) 步"}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -13,7 +13,8 @@ import time
 
 import pytest
 import yaml
-from browser_support import ARTIFACTS, assert_no_errors, counter, new_page, press_pause, press_play, serve, wait_idle
+from browser_support import (ARTIFACTS, STEPS_SO_FAR, assert_no_errors, counter, new_page, press_pause, press_play,
+                             serve, wait_idle)
 from ui.shell.i18n import strings, STRINGS_FILE
 
 pytestmark = pytest.mark.browser
@@ -66,16 +67,13 @@ def computed(page, lab: str) -> int:
     return (max(steps) if all("…" in text for text in texts) else 10**9) if steps else -1
 
 
-STEPS_SO_FAR = {"en": r"\(now at step (\d+)\)", "zh": r"现到第 (\d+) 步"}
-
-
-def said_apart(page, lab: str, at: float) -> list[str]:
+def said_apart(page, lab: str, lang: str, at: float) -> list[str]:
     """Where the counter ("115 / 127 …") and its note ("now at step 127") give two figures for how far the engine
     has got: one read-out, so they must be one number (a chunk sent while playing brings both)."""
     out = []
     for line in page.locator(f".st-key-{lab}-frame-counter").all_inner_texts():
-        total, steps = re.search(r"\d+ / (\d+)", line), re.search("|".join(STEPS_SO_FAR.values()), line)
-        if total and steps and "…" in line and int(total.group(1)) != int(next(g for g in steps.groups() if g)):
+        total, steps = re.search(r"\d+ / (\d+)", line), re.search(STEPS_SO_FAR[lang], line)
+        if total and steps and "…" in line and total.group(1) != steps.group(1):
             out.append(f"{at:.1f} s: {line!r}")
     return out
 
@@ -112,7 +110,7 @@ def test_play_pressed_at_once_never_blanks_the_picture(browser, server, lang, la
             blank.append(f"{at:.1f} s: {drawn} of {before} charts drawn, {undrawn} empty")
         if moving is None and shown_frame(page, lab) > 0:
             moving = at
-        said += said_apart(page, lab, at)
+        said += said_apart(page, lab, lang, at)
         if shots and time.monotonic() - sampled >= shots[0]:
             page.screenshot(path=str(ARTIFACTS / f"play-at-once-{lab}-{lang}-{shots.pop(0):g}s.png"))
         time.sleep(max(0.0, (i + 1) * SAMPLE_S - (time.monotonic() - sampled)))
