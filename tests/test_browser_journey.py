@@ -59,6 +59,8 @@ def test_a_request_is_followed_through_a_preemption_to_its_finish(browser, serve
     assert state["prefill"] in states[states.index(state["preempted"]):], states  # its prompt computed again
     text = table.inner_text()
     assert bool(re.search(r"[\u4e00-\u9fff]", text)) == (lang == "zh"), text
+    if say("wait.memory", lang).split("{")[0] in text:  # tried and refused for blocks: what alone would have let it
+        assert say("lets_in.said", lang).split("{options}")[0].lstrip("。. ") in text, text  # in is said there
     assert page.locator('[data-testid="stMain"] [role="img"][aria-label*="%s"]'
                         % say("journey.strip", lang).split("{rid}")[1][:6]).count() >= 1
     table.scroll_into_view_if_needed()

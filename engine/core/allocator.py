@@ -124,6 +124,11 @@ class KVAllocator(ABC):
         """Why `allocate_slots` refused to admit the request (a `blocked` reason code)."""
         return "memory"  # a layout whose pool can fragment tells fragmentation apart
 
+    def blocks_short(self, request: Request, num_new_tokens: int) -> int:
+        """The fewest free blocks added to the pool (at its end) with which `allocate_slots(request,
+        num_new_tokens)` would succeed now: 0 when it already would."""
+        return max(0, self.blocks_needed(request, num_new_tokens) - self.num_free_blocks)
+
     @abstractmethod
     def commit(self, request: Request) -> None:
         """After a step has written the request's tokens (a layout with a prefix cache names its full blocks)."""

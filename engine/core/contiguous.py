@@ -74,6 +74,13 @@ class ContiguousAllocator(KVAllocator):
     def blocks_needed(self, request: Request, num_new_tokens: int) -> int:
         return self.reservation(request)  # in one unbroken run, at admission
 
+    def blocks_short(self, request: Request, num_new_tokens: int) -> int:
+        """First fit found no hole, so only the free run at the pool's end can grow into one long enough."""
+        if request.request_id in self.holders or self.first_fit(self.reservation(request)) is not None:
+            return 0
+        tail = next((i for i, refs in enumerate(reversed(self.pool.ref_counts)) if refs), self.num_blocks)
+        return self.reservation(request) - tail
+
     def refusal(self, request: Request) -> str:
         """Why a request cannot be admitted: not enough memory, or no hole big enough."""
         return "fragmentation" if self.pool.num_free >= self.reservation(request) else "memory"

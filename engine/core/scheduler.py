@@ -97,9 +97,24 @@ class Scheduler:
             self.admit(request, out, step, now)
             self.schedule_tokens(request, n, out)
             return n
+        why = why._replace(**self.what_lets_in(request, budget))
         out.blocked[request.request_id] = why.code
         out.waits.setdefault(request.request_id, why)  # preempted in this step: that, and by whom, is its news
         return 0
+
+    def what_lets_in(self, request: Request, budget: int) -> dict:
+        """The admission check above asked again, changing nothing, with one limit raised at a time: the smallest
+        raise of each knob that alone would pass it (`Wait.more_*`), None where another limit binds as well. It is
+        the check as the request's turn found it: with a knob raised the whole step could go otherwise (an urgent
+        arrival need not evict anyone, say), which is not what is asked."""
+        computed = self.block_manager.num_computed_tokens(request)
+        n = self.num_new_tokens(request, budget, computed)
+        start = self.tokens_to_start(request)
+        short = {"slots": max(0, len(self.running) + 1 - self.config.max_num_seqs),
+                 "budget": 0 if n else start - budget,
+                 "blocks": self.block_manager.blocks_short(request, n or self.num_new_tokens(request, start, computed))}
+        return {f"more_{k}": v if v and not any(short[o] for o in short if o != k) else None
+                for k, v in short.items()} | {"asked": True}
 
     def admit(self, request: Request, out: SchedulerOutput, step: int, now: float) -> None:
         """Move a request the allocator has just admitted from the queue into a slot."""
@@ -267,7 +282,8 @@ class StaticScheduler(Scheduler):
         for request in waiting[:self.config.max_num_seqs]:
             need = self.block_manager.worst_case_blocks(request)
             if promised + need > self.block_manager.num_free_blocks:
-                out.waits[request.request_id] = Wait("memory", self.block_manager.num_free_blocks - promised, need)
+                free = self.block_manager.num_free_blocks - promised  # the check is a count: more blocks pass it
+                out.waits[request.request_id] = Wait("memory", free, need, more_blocks=need - free, asked=True)
                 self.close_waits(out, Wait("queue", behind=request.request_id))
                 return
             # a static batch admits with no tokens (each step then grows it) and does not read the prefix cache

@@ -24,6 +24,7 @@ NONE = -1  # the code of None among string or slot codes
 _VIEW_INTS = ("priority", "num_prompt_tokens", "num_output_tokens", "num_computed_tokens", "max_tokens",
               "num_preemptions", "arrival_step", "num_cached_tokens", "num_recomputed_tokens")
 _VIEW_WIDTH = 6 + len(_VIEW_INTS)  # id, status, class, slot, finish_reason, swapped + the ints
+_WAIT_WIDTH = 9  # id, code, behind, asked + have, need, more_slots, more_blocks, more_budget (NONE for None)
 _RARE = ("arrived", "admitted", "preempted", "finished", "rejected", "rejection_codes", "aborted", "blocked",
          "blocks_swapped_out", "blocks_swapped_in", "blocks_copied")  # mostly empty: kept as objects
 HOT_FRAMES = 8  # rebuilt snapshots kept at hand
@@ -154,10 +155,10 @@ class SnapshotColumns(Sequence):
                       c(v.finish_reason), int(v.swapped), *(getattr(v, f) for f in _VIEW_INTS))
         waits = []
         for rid, w in s.waits.items():
-            if any(x is not None and (not isinstance(x, int) or x < 0) for x in (w.have, w.need)):
+            figures = (w.have, w.need, w.more_slots, w.more_blocks, w.more_budget)
+            if any(x is not None and (not isinstance(x, int) or x < 0) for x in figures):
                 raise ValueError("a wait's figure the columns cannot hold")
-            waits += (c(rid), c(w.code), NONE if w.have is None else w.have, NONE if w.need is None else w.need,
-                      c(w.behind))
+            waits += (c(rid), c(w.code), c(w.behind), int(w.asked), *(NONE if x is None else x for x in figures))
         rows = (batch, [c(r) for r in s.slots], [c(r) for r in s.waiting], tables, [c(r) for r in s.block_owner],
                 s.block_fill, s.block_ref_count, [int(b) for b in s.block_cached], s.written_blocks, views,
                 [x for rid, tok in s.emitted.items() for x in (c(rid), tok)], waits)
@@ -197,8 +198,11 @@ class SnapshotColumns(Sequence):
                                            slot=None if slot == NONE else slot, finish_reason=s(reason),
                                            swapped=bool(swapped), **n)
         e, w = self._emitted.row(i), self._waits.row(i)
-        waits = {s(w[j]): Wait(s(w[j + 1]), None if w[j + 2] == NONE else w[j + 2],
-                               None if w[j + 3] == NONE else w[j + 3], s(w[j + 4])) for j in range(0, len(w), 5)}
+        waits = {}
+        for j in range(0, len(w), _WAIT_WIDTH):
+            rid, code, behind, asked, *figures = w[j:j + _WAIT_WIDTH]
+            have, need, *more = (None if x == NONE else x for x in figures)
+            waits[s(rid)] = Wait(s(code), have, need, s(behind), *more, asked=bool(asked))
         rare = self._rare[i]
         extra = dict(zip(_RARE, rare)) if rare else {}
         return StepSnapshot(

@@ -13,6 +13,7 @@ import streamlit as st
 from engine.lab.journey import STATES, Step, stages as grouped, stages_so_far, steps_of
 from ui.shell.i18n import choice, lang, t
 from ui.views.base import html_table, html_view, over_run
+from ui.views.words import wait_text
 from viz.html import journey_html
 
 if TYPE_CHECKING:  # annotations only: no import chain at run time
@@ -90,7 +91,7 @@ def stage_text(s: Stage, preemption_mode: str = "recompute") -> str:
     """What happened to the request in a stage, in words, with its figures."""
     if s.state == "waiting":
         w = s.wait
-        return t(f"wait.{w.code}", have=w.have, need=w.need, behind=w.behind) if w else t("journey.waiting")
+        return wait_text(w) if w else t("journey.waiting")
     blocks = (t("journey.blocks_kept", n=s.blocks_after) if s.blocks_before == s.blocks_after
               else t("journey.blocks_grew", before=s.blocks_before, after=s.blocks_after))
     if s.state == "prefill":

@@ -13,7 +13,18 @@ from ui.views.base import html_table, html_view
 
 if TYPE_CHECKING:  # annotations only: no import chain at run time
     from engine.core.snapshot import StepSnapshot
+    from engine.core.wait import Wait
     from engine.lab.experiment import LiveRun
+
+
+def wait_text(wait: Wait) -> str:
+    """Why the request waits, with the figures; where the batcher tried it at this step, what alone would have let it
+    in (one knob raised, the others held) or that no single knob would."""
+    text = t(f"wait.{wait.code}", have=wait.have, need=wait.need, behind=wait.behind)
+    if not wait.asked:  # not tried at an admission check: nothing was asked
+        return text
+    options = [t(f"lets_in.{knob}", k=k, s="" if k == 1 else "s") for knob, k in wait.lets_in.items()]
+    return text + t("lets_in.said", options=t("lets_in.or").join(options) if options else t("lets_in.none"))
 
 
 def frame_summary(snap: StepSnapshot) -> str:
@@ -60,7 +71,7 @@ def waiting_table_html(snap: StepSnapshot) -> str:
     for rid in snap.waiting:
         view, wait = snap.requests.get(rid), snap.waits.get(rid)
         if wait:
-            why = t(f"wait.{wait.code}", have=wait.have, need=wait.need, behind=wait.behind)
+            why = wait_text(wait)
         else:  # a recording made before waits were kept names the head's reason alone
             why = t(f"why_{snap.blocked[rid]}") if rid in snap.blocked else "–"
         rows.append([rid, view.request_class if view else "–", why])
