@@ -16,6 +16,19 @@ from engine.core.snapshot import StepSnapshot
 from engine.lab.trace import TraceRequest
 
 
+LANDMARKS = ("hole", "refusal", "preemption")  # what a lecture jumps to: the first step each happened in
+
+
+def _happened(kind: str, snap: StepSnapshot) -> bool:
+    """hole: a slot idle while a request waits at the door; refusal: a request held back for memory (too few free
+    blocks, or no run long enough) or turned away; preemption: a running request preempted."""
+    if kind == "hole":
+        return bool(snap.waiting) and not all(snap.slots)
+    if kind == "refusal":
+        return bool(snap.rejected) or any(w.code in ("memory", "fragmentation") for w in snap.waits.values())
+    return bool(snap.preempted)
+
+
 class RunRecorder:
     def __init__(self, trace_requests: list[TraceRequest], max_num_seqs: int, max_num_batched_tokens: int):
         self.max_num_seqs = max_num_seqs
@@ -28,6 +41,7 @@ class RunRecorder:
         self._busy: list[int] = []  # cumulative busy slot-steps
         self._seconds: list[float] = []  # cumulative step time
         self._preempted: list[int] = []
+        self.firsts: dict[str, int] = {}  # LANDMARKS kind -> the frame (snapshot index) it first happened in
 
     def add(self, snap: StepSnapshot) -> None:
         step, start, end = snap.step, snap.time_s - snap.step_time_s, snap.time_s
@@ -56,6 +70,9 @@ class RunRecorder:
         self._busy.append((self._busy[prev] if prev >= 0 else 0) + sum(1 for s in snap.slots if s))
         self._seconds.append((self._seconds[prev] if prev >= 0 else 0.0) + snap.step_time_s)
         self._preempted.append((self._preempted[prev] if prev >= 0 else 0) + len(snap.preempted))
+        for kind in LANDMARKS:
+            if kind not in self.firsts and _happened(kind, snap):
+                self.firsts[kind] = prev + 1
         self.snapshots.append(snap)
 
     def _from_view(self, view) -> Request:

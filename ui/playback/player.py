@@ -9,6 +9,7 @@ runs still computed in the background a chunk of steps at a time.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import time
 from typing import TYPE_CHECKING, Callable
@@ -25,7 +26,9 @@ if TYPE_CHECKING:  # annotations only: no import chain at run time
     from engine.lab.experiment import LiveRun
 
 
-SPEEDS = (2, 5, 10, 20, 50, 100)  # engine steps per second
+SPEEDS = ("auto", 2, 5, 10, 20, 50, 100)  # engine steps per second; auto: the whole run in about LECTURE_S
+LECTURE_S = 25  # auto plays ended runs in about this long: a lecture's pause, not two minutes of 1,196 steps
+AUTO_SPEED = 10  # auto's speed while the runs are still computed (their length is not known yet), and its least
 # Recorded runs play in the browser (ui/playback/client_player.py); SERVING_LAB_BROWSER_PLAYBACK=0 makes the server draw
 # every frame instead (what a live run always does).
 BROWSER_PLAYBACK = os.environ.get("SERVING_LAB_BROWSER_PLAYBACK", "1") != "0"
@@ -39,11 +42,20 @@ CHUNK_WAIT_S = 0.5  # playing such a run, the browser has shown every step taken
 CHUNK_POLL_S = 1.0  # playing such a run, the browser has steps left to show: look this often for the next chunk,
 # and send it this long before the browser runs out (under load, the look and the fetch take a while)
 CHUNK_LEAD_S = 4.0
-SPEED_WIDTH = 170  # pixels: "100 steps/s" at instructor mode's type size
+SPEED_WIDTH = 215  # pixels: "Auto (48 steps/s)" at instructor mode's type size
+JUMP_WIDTH = 250  # pixels: "First preemption: step 1,035"
 
 
 def _k(page: str, name: str) -> str:
     return f"{page}.{name}"
+
+
+def speed(page: str, runs: list[LiveRun]) -> int:
+    """Steps a second: the one chosen, or auto's (ended runs in about LECTURE_S, at least AUTO_SPEED)."""
+    chosen = st.session_state.get(_k(page, "speed"), "auto")
+    if chosen != "auto":
+        return chosen
+    return max(AUTO_SPEED, math.ceil(_last_frame(runs) / LECTURE_S)) if all(r.done for r in runs) else AUTO_SPEED
 
 
 def reset(page: str) -> None:
@@ -119,20 +131,19 @@ def _scrub(page: str, runs: list[LiveRun]) -> None:
     _seek(page, runs, st.session_state[_k(page, "slider")])
 
 
-def _interval(page: str) -> float:
-    speed = st.session_state.get(_k(page, "speed"), 10)
+def _interval(page: str, runs: list[LiveRun]) -> float:
     cost = st.session_state.get(_k(page, "cost"), 0.0)  # measured seconds per redraw
-    return max(BASE_INTERVAL, 1.0 / speed, 1.3 * cost)
+    return max(BASE_INTERVAL, 1.0 / speed(page, runs), 1.3 * cost)
 
 
 def _advance(page: str, runs: list[LiveRun]) -> int:
     """The frame the wall clock says we should show: late redraws skip ahead, so the speed holds."""
     ss = st.session_state
-    speed, now, frame = ss.get(_k(page, "speed"), 10), time.perf_counter(), ss[_k(page, "frame")]
+    pace, now, frame = speed(page, runs), time.perf_counter(), ss[_k(page, "frame")]
     clock = ss.get(_k(page, "clock"))
-    if clock is None or clock[2] != speed:  # (start time, start frame, speed): restart on play or new speed
-        clock = ss[_k(page, "clock")] = (now, frame, speed)
-    target = max(frame + 1, clock[1] + int((now - clock[0]) * speed))
+    if clock is None or clock[2] != pace:  # (start time, start frame, speed): restart on play or new speed
+        clock = ss[_k(page, "clock")] = (now, frame, pace)
+    target = max(frame + 1, clock[1] + int((now - clock[0]) * pace))
     for r in runs:
         # a run computed in the background is not waited for: the player holds at its newest step
         if not r.in_background:
@@ -143,6 +154,23 @@ def _advance(page: str, runs: list[LiveRun]) -> int:
         _pause(page)
         ss[_k(page, "rerun_app")] = True  # the fragment's timer stops only when the page reruns
     return min(target, last)
+
+
+def landmarks(runs: list[LiveRun]) -> dict[str, int]:
+    """The frame each landmark (engine.lab.recorder.LANDMARKS) first happened in, in any of the runs (so far, for
+    runs still computed), the earliest first."""
+    firsts: dict[str, int] = {}
+    for r in runs:
+        for kind, frame in r.recorder.firsts.items():
+            firsts[kind] = min(frame, firsts.get(kind, frame))
+    return dict(sorted(firsts.items(), key=lambda kv: kv[1]))
+
+
+def _jump(page: str, runs: list[LiveRun], jumps: dict[str, int]) -> None:
+    """To the frame the chosen landmark happened in, paused; the box reads "Jump to…" again."""
+    kind = st.session_state.pop(_k(page, "jump_to"), None)
+    if kind in jumps:
+        _seek(page, runs, jumps[kind])
 
 
 def _seek_by(page: str, runs: list[LiveRun], delta: int) -> None:
@@ -159,7 +187,7 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
     ss = st.session_state
     ss.setdefault(_k(page, "frame"), 0)
     ss.setdefault(_k(page, "playing"), False)
-    ss.setdefault(_k(page, "speed"), 10)
+    ss.setdefault(_k(page, "speed"), "auto")
     for r in runs:
         r.ensure(0)
     # the clock marks views as animated; a run stopped mid-draw by a click must not leave it to the next
@@ -183,7 +211,7 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
         holding = bool(computing)
     controls(page, runs)
     waiting = computing and (holding or not playing)  # for shared runs computed in the background
-    ss[_k(page, "interval_used")] = _interval(page)
+    ss[_k(page, "interval_used")] = _interval(page, runs)
     ss[_k(page, "defined_at")] = time.perf_counter()
 
     @st.fragment(run_every=ss[_k(page, "interval_used")] if playing and not holding else None)
@@ -206,7 +234,7 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
         render(frame)
         cost = time.perf_counter() - started
         ss[_k(page, "cost")] = 0.7 * ss.get(_k(page, "cost"), cost) + 0.3 * cost
-        if ss[_k(page, "playing")] and _clock_is_off(page):
+        if ss[_k(page, "playing")] and _clock_is_off(page, runs):
             st.rerun()  # redefine the fragment with an interval the redraws can keep
 
     animated()
@@ -248,10 +276,10 @@ def _play_in_browser(page: str, runs: list[LiveRun], render: Callable[[int], Non
     views: a watching student costs the server next to nothing."""
     ss = st.session_state
     clock = ss.get(_k(page, "browser_clock"))
-    if clock is None or clock["speed"] != ss[_k(page, "speed")] or ready > clock["last"]:
+    if clock is None or clock["speed"] != speed(page, runs) or ready > clock["last"]:
         # pressed play, a new speed, or the next chunk (sent while the browser still plays this one)
         start = ss[_k(page, "frame")] if clock is None else client_player.frame_at(clock)
-        clock = ss[_k(page, "browser_clock")] = client_player.new_clock(start, ss[_k(page, "speed")], ready)
+        clock = ss[_k(page, "browser_clock")] = client_player.new_clock(start, speed(page, runs), ready)
     frame = ss[_k(page, "frame")] = client_player.frame_at(clock)
     last = clock["last"]
     # read before drawing: runs that end while the page is drawn leave a counter with "…" on it, and the
@@ -309,10 +337,10 @@ def _extend(page: str, ready: int) -> dict:
     return clock
 
 
-def _clock_is_off(page: str) -> bool:
+def _clock_is_off(page: str, runs: list[LiveRun]) -> bool:
     """The redraw cost drifted far from what run_every was set for (at most every 2 s)."""
     ss = st.session_state
-    used, wanted = ss[_k(page, "interval_used")], _interval(page)
+    used, wanted = ss[_k(page, "interval_used")], _interval(page, runs)
     settled = time.perf_counter() - ss[_k(page, "defined_at")] > 2.0
     return settled and not 0.75 * used <= wanted <= 1.25 * used
 
@@ -337,9 +365,16 @@ def controls(page: str, runs: list[LiveRun]) -> None:
         # lives in session state: switching language mid-lecture keeps the speed
         speed_key, widget_key = _k(page, "speed"), f"{_k(page, 'speed')}@{lang()}"
         ss[widget_key] = ss[speed_key]
+        auto = t("player.speed_auto", n=speed(page, runs), s=LECTURE_S)
         st.selectbox(t("player.speed"), SPEEDS, key=widget_key, label_visibility="collapsed",
-                     format_func={v: t("player.speed_value", n=v) for v in SPEEDS}.get, help=t("player.speed"),
-                     width=SPEED_WIDTH, on_change=lambda: ss.update({speed_key: ss[widget_key]}))
+                     format_func=lambda v: auto if v == "auto" else t("player.speed_value", n=v),
+                     help=t("player.speed_help", s=LECTURE_S), width=SPEED_WIDTH,
+                     on_change=lambda: ss.update({speed_key: ss[widget_key]}))
+        jumps = landmarks(runs)
+        st.selectbox(t("player.jump"), list(jumps), index=None, key=_k(page, "jump_to"), placeholder=t("player.jump"),
+                     label_visibility="collapsed", help=t("player.jump_help"), disabled=not jumps,
+                     format_func=lambda kind: t(f"player.jump.{kind}", frame=jumps[kind]), width=JUMP_WIDTH,
+                     on_change=_once(_jump), args=(page, runs, jumps))
         if not playing:  # while playing there is no slider: a timer rerun could carry a stale position back
             ss[_k(page, "slider")] = min(frame, last)
             st.slider(t("player.scrub_with_steps"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
