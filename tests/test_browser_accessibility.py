@@ -1,6 +1,7 @@
 """WCAG 2.2 AA in a real browser: axe-core (axe-playwright-python's bundled axe.min.js, offline) over every page in
 zh and en, paused and playing, instructor mode on and off, the chart frames included; the player driven by the
-keyboard alone; and under prefers-reduced-motion nothing moves on its own.
+keyboard alone; and under prefers-reduced-motion nothing moves on its own. Streamlit's own accessible names ("Help
+for …", "Open", "Skip to main content") are checked beside axe: each must be in the page's language.
 
 A violation that comes from Streamlit's own markup and cannot be fixed from the app is listed in STREAMLIT_OWN
 with the reason, and only there is it let through."""
@@ -11,6 +12,8 @@ import time
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from browser_support import ARTIFACTS, PLAYER_NAMES, assert_no_errors, counter, new_page, player_button
+
+from ui.shell.a11y import STREAMLIT_NAMED, streamlit_words
 
 pytestmark = pytest.mark.browser
 
@@ -75,7 +78,30 @@ def check_page(page, url: str, lang: str, where: str) -> list[dict]:
         pass
     assert page.evaluate("() => document.documentElement.lang") == lang, where
     assert_no_errors(page)
-    return [{"page": where, **v} for v in axe_violations(page)]
+    return [{"page": where, **v} for v in axe_violations(page) + names_in_another_language(page, lang)]
+
+
+def names_in_another_language(page, lang: str) -> list[dict]:
+    """Streamlit's own accessible names (its help buttons, steppers, the sidebar, the skip link...), each in the
+    page's language (ui/shell/a11y.py): one that reads in the other language is reported as a violation."""
+    words = streamlit_words()
+    other = {pair[1 if lang == "en" else 0] for pair in words["plain"]}
+    before, after = words["help_for"][1 if lang == "en" else 0].split("{label}")
+    pattern = re.compile(f"^{re.escape(before)}.+{re.escape(after)}$")
+    try:  # the script renames them as Streamlit draws them: wait for it, then read what is left
+        page.wait_for_function("""([selector, other, pattern]) => ![...document.querySelectorAll(selector)].some(
+            e => other.includes(e.getAttribute('aria-label')) || new RegExp(pattern).test(e.getAttribute('aria-label')
+            || '')) && ![...document.querySelectorAll('a[data-testid="stSkipToContent"]')].some(
+            a => other.includes(a.textContent))""", arg=[STREAMLIT_NAMED, sorted(other), pattern.pattern],
+                               timeout=10_000)
+    except Exception:
+        pass
+    named = page.evaluate("""(selector) => [...document.querySelectorAll(selector)].map(e => e.getAttribute(
+        'aria-label')).concat([...document.querySelectorAll('a[data-testid="stSkipToContent"]')].map(
+        a => a.textContent))""", STREAMLIT_NAMED)
+    return [{"rule": "lab-name-language", "impact": "serious", "frame": "main", "target": name, "html": name,
+             "why": f"Streamlit's name {name!r} is not in the page's language ({lang})"}
+            for name in named if name and (name in other or pattern.match(name))]
 
 
 def report(found: list[dict], name: str) -> str:

@@ -27,9 +27,34 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
     }
   }
   Object.assign(lab.names, update.names || {});
+  if (update.words) lab.words = update.words;
+  // Streamlit's own names ("Help for …", "Open", "Skip to main content") in the page's language, and back again
+  // when it changes (React leaves an attribute it did not change as it is)
+  function said(text) {
+    const i = lab.lang === "zh" ? 1 : 0;
+    for (const pair of lab.words.plain) if (text === pair[0] || text === pair[1]) return pair[i];
+    for (const template of lab.words.help_for) {
+      const [before, after] = template.split("{label}");
+      if (text.length > before.length + after.length && text.startsWith(before) && text.endsWith(after))
+        return lab.words.help_for[i].replace("{label}", text.slice(before.length, text.length - after.length));
+    }
+    return null;
+  }
+  function speak() {
+    if (!lab.words) return;
+    for (const el of document.querySelectorAll(STREAMLIT_NAMED)) {
+      const name = el.getAttribute("aria-label"), want = name && said(name);
+      if (want && want !== name) el.setAttribute("aria-label", want);
+    }
+    for (const a of document.querySelectorAll('a[data-testid="stSkipToContent"]')) {
+      const want = said(a.textContent);
+      if (want && want !== a.textContent) a.textContent = want;
+    }
+  }
   function apply() {
     lab.queued = false;
     if (lab.lang && document.documentElement.lang !== lab.lang) document.documentElement.lang = lab.lang;
+    speak();
     for (const [selector, name] of Object.entries(lab.names)) {
       for (const el of document.querySelectorAll(selector)) {
         if (el.getAttribute("aria-label") !== name) el.setAttribute("aria-label", name);
@@ -65,15 +90,37 @@ def key_selector(key: str) -> str:
     return ".st-key-" + "".join(c if c.isalnum() or c in "_-" else "-" for c in key.strip())
 
 
-def script(lang: str | None = None, names: dict[str, str] | None = None) -> str:
+# Streamlit's own accessible names (its frontend has them in English only): the elements that carry them
+STREAMLIT_NAMED = ('[data-testid="stTooltipHoverTarget"] button, [data-testid="stSelectbox"] button, '
+                   '[data-testid="stMultiSelect"] button, [data-testid^="stNumberInputStep"], '
+                   '[data-testid="stSidebarNav"], [data-testid="stSidebar"], [data-testid="stSidebarCollapseButton"] '
+                   'button, [data-testid="stExpandSidebarButton"], [data-testid="stHeaderActionElements"] a, '
+                   '.react-aria-ProgressBar')
+STREAMLIT_WORDS = ("app_pages", "sidebar", "collapse_sidebar", "expand_sidebar", "increment", "decrement", "help",
+                   "open", "close", "clear", "link_to_heading", "progress", "skip")
+
+
+def streamlit_words() -> dict:
+    """Each of Streamlit's English names beside the lab's words for it ([en, zh]); "Help for {label}" in both."""
+    from ui.shell.i18n import strings
+
+    said = strings()
+    return {"plain": [[said[f"a11y.st.{w}"]["en"], said[f"a11y.st.{w}"]["zh"]] for w in STREAMLIT_WORDS],
+            "help_for": [said["a11y.st.help_for"][lang] for lang in ("en", "zh")]}
+
+
+def script(lang: str | None = None, names: dict[str, str] | None = None, words: dict | None = None) -> str:
     # Streamlit's DOMPurify drops a script whose text looks like markup ("<" then a letter, "/" or "!"): the
     # script has none, and in the JSON "<" can only be inside strings, where \u003c is the same
-    return _SCRIPT.replace("PAYLOAD", json.dumps({"lang": lang, "names": names or {}}).replace("<", "\\u003c"))
+    payload = {"lang": lang, "names": names or {}, **({"words": words} if words else {})}
+    return (_SCRIPT.replace("STREAMLIT_NAMED", json.dumps(STREAMLIT_NAMED))
+            .replace("PAYLOAD", json.dumps(payload).replace("<", "\\u003c")))
 
 
 def page_language(lang: str) -> None:
-    """<html lang="zh"> or "en", set on every run (the language switch changes it without a reload)."""
-    st.html(script(lang=lang), unsafe_allow_javascript=True)
+    """<html lang="zh"> or "en", set on every run (the language switch changes it without a reload), and
+    Streamlit's own accessible names in that language."""
+    st.html(script(lang=lang, words=streamlit_words()), unsafe_allow_javascript=True)
 
 
 def button_names(names: dict[str, str]) -> None:
