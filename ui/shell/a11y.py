@@ -51,10 +51,41 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
       if (want && want !== a.textContent) a.textContent = want;
     }
   }
+  // A number box drops what is not a number without a word (then reads 0): keep the number it had, and say why
+  function guard(input) {
+    input.dataset.labNumber = "1";
+    const box = input.closest('[data-testid="stNumberInput"]');
+    const note = (text) => {
+      let el = box.querySelector(".lab-not-a-number");
+      if (!text) { if (el) el.remove(); return; }
+      if (!el) {
+        el = document.createElement("div");
+        el.className = "lab-not-a-number";
+        el.setAttribute("role", "alert");
+        box.appendChild(el);
+      }
+      el.textContent = text;
+    };
+    let refused = "";  // what was typed since the last number or the last visit to the box: said whole
+    input.addEventListener("focus", () => { refused = ""; });
+    input.addEventListener("beforeinput", (e) => {
+      if (e.data && /[^0-9.eE+-]/.test(e.data)) {
+        e.preventDefault();
+        refused += e.data;
+        note(lab.words && lab.words.not_a_number[lab.lang === "zh" ? 1 : 0].replace("{typed}", refused));
+      } else if (e.data) {
+        refused = "";
+        note(null);
+      }
+    });
+  }
   function apply() {
     lab.queued = false;
     if (lab.lang && document.documentElement.lang !== lab.lang) document.documentElement.lang = lab.lang;
     speak();
+    for (const input of document.querySelectorAll('[data-testid="stNumberInput"] input:not([data-lab-number])')) {
+      guard(input);
+    }
     for (const [selector, name] of Object.entries(lab.names)) {
       for (const el of document.querySelectorAll(selector)) {
         if (el.getAttribute("aria-label") !== name) el.setAttribute("aria-label", name);
@@ -106,7 +137,8 @@ def streamlit_words() -> dict:
 
     said = strings()
     return {"plain": [[said[f"a11y.st.{w}"]["en"], said[f"a11y.st.{w}"]["zh"]] for w in STREAMLIT_WORDS],
-            "help_for": [said["a11y.st.help_for"][lang] for lang in ("en", "zh")]}
+            "help_for": [said["a11y.st.help_for"][lang] for lang in ("en", "zh")],
+            "not_a_number": [said["a11y.not_a_number"][lang] for lang in ("en", "zh")]}
 
 
 def script(lang: str | None = None, names: dict[str, str] | None = None, words: dict | None = None) -> str:

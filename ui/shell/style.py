@@ -76,6 +76,8 @@ BASE_CSS = """
 /* a frame in words for screen readers (ui/views/words.py): out of sight and taking no room, still read */
 [data-testid="stElementContainer"]:has(.lab-words) { position: absolute !important; width: 1px; height: 1px;
   overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+/* what a number box refused (ui/shell/a11y.py): Streamlit's error red, 6.5:1 on white */
+.lab-not-a-number { color: #b3261e; font-size: 0.85rem; line-height: 1.3; margin-top: 0.25rem; }
 /* the accessibility script (ui/shell/a11y.py): nothing to see */
 [data-testid="stElementContainer"]:has(.lab-a11y) { display: none !important; }
 /* the player's message with the next chunk of a run still computed (ui/playback/player.py): a script, nothing to see */
