@@ -14,6 +14,7 @@ from axe_playwright_python.sync_playwright import Axe
 from browser_support import ARTIFACTS, PLAYER_NAMES, assert_no_errors, counter, new_page, player_button
 
 from ui.shell.a11y import STREAMLIT_NAMED, streamlit_words
+from ui.shell.i18n import strings
 
 pytestmark = pytest.mark.browser
 
@@ -162,10 +163,18 @@ def tab_to(page, names: tuple[str, ...], most: int = 12) -> int:
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_player_is_operated_by_keyboard_alone(browser, server, lang):
-    """Run (Enter), Tab to ▶ (named Play in the student's language), Enter plays and Space pauses, Tab on to
-    the scrubber, End goes to the last step and arrows step; one axe look while it plays (en)."""
+    """From the top of the page, the skip link to Run in under 5 key presses and Run (Enter); Tab to ▶ (named Play
+    in the student's language), Enter plays and Space pauses, → and ← step while a player button has focus, Tab on
+    to the scrubber, End goes to the last step and arrows step; one axe look while it plays (en)."""
     page = new_page(browser, lang, 1440, 900)
     open_at(page, f"{server}/paged-kv?lang={lang}")
+    skip = strings()["a11y.skip_run"][lang]
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")  # the top of the page
+    presses = tab_to(page, (skip,), most=4) + 1
+    page.keyboard.press("Enter")
+    run_name = {"zh": "运行", "en": "Run"}[lang]
+    page.wait_for_function("(name) => document.activeElement.innerText.trim() === name", arg=run_name, timeout=10_000)
+    assert presses < 5, presses
     frame, last = run_paged_kv(page, lang)
     assert frame == 0 and last > 0
     zh = lang == "zh"
@@ -187,6 +196,10 @@ def test_the_player_is_operated_by_keyboard_alone(browser, server, lang):
     settle(page)
     paused_at = counter(page, "paged-kv")
     assert 0 < paused_at < last
+    for key, to in (("ArrowRight", paused_at + 1), ("ArrowLeft", paused_at)):  # a player button has focus
+        player_button(page, "play").first.focus()
+        page.keyboard.press(key)
+        at_frame(page, to)
     player_button(page, "play").first.focus()
     slider = '[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]'
     for _ in range(6):  # on to the scrubber: past ▶| and the speed box

@@ -79,8 +79,52 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
       }
     });
   }
+  // Two more skip links after Streamlit's: to Run (its settings opened if they are folded) and to the player's ▶
+  function target(which) {
+    if (which === "player") return document.querySelector('[class*="-player-controls"] button[kind="primary"]');
+    const run = lab.words.run[lab.lang === "zh" ? 1 : 0];
+    return [...document.querySelectorAll('[data-testid="stMain"] button')].find((b) => b.innerText.trim() === run);
+  }
+  function skipLinks() {
+    const first = document.querySelector('a[data-testid="stSkipToContent"]');
+    if (!first || !lab.words) return;
+    const i = lab.lang === "zh" ? 1 : 0;
+    for (const which of ["player", "run"]) {  // inserted after the first, so "run" ends up first
+      let a = document.querySelector(`a.lab-skip[data-to="${which}"]`);
+      if (!a) {
+        a = document.createElement("a");
+        a.className = "lab-skip";
+        a.dataset.to = which;
+        a.href = "#";
+        a.addEventListener("click", (e) => {
+          e.preventDefault();
+          const to = target(which), folded = to && to.closest("details:not([open])");
+          if (folded) folded.querySelector("summary").click();
+          if (to) requestAnimationFrame(() => to.focus());
+        });
+        first.after(a);
+      }
+      const text = lab.words[`skip_${which}`][i];
+      if (a.textContent !== text) a.textContent = text;
+      const none = !target(which);
+      if (a.hidden !== none) a.hidden = none;
+    }
+  }
+  // The player's buttons: the arrow keys step it back and forward while one of them has focus
+  if (!lab.arrows) {
+    lab.arrows = true;
+    document.addEventListener("keydown", (e) => {
+      if (e.altKey || e.ctrlKey || e.metaKey || (e.key !== "ArrowLeft" && e.key !== "ArrowRight")) return;
+      const row = e.target.closest && e.target.tagName === "BUTTON" && e.target.closest('[class*="-player-controls"]');
+      if (!row || e.target.closest('[data-testid="stSelectbox"]')) return;
+      const page = (row.className.match(/st-key-([^ ]+)-player-controls/) || [])[1];  // the player's keys: ui/playback
+      const to = page && row.querySelector(`.st-key-${page}-${e.key === "ArrowLeft" ? "back" : "step"} button`);
+      if (to && !to.disabled) { e.preventDefault(); to.click(); }
+    });
+  }
   function apply() {
     lab.queued = false;
+    skipLinks();
     if (lab.lang && document.documentElement.lang !== lab.lang) document.documentElement.lang = lab.lang;
     speak();
     for (const input of document.querySelectorAll('[data-testid="stNumberInput"] input:not([data-lab-number])')) {
@@ -138,7 +182,9 @@ def streamlit_words() -> dict:
     said = strings()
     return {"plain": [[said[f"a11y.st.{w}"]["en"], said[f"a11y.st.{w}"]["zh"]] for w in STREAMLIT_WORDS],
             "help_for": [said["a11y.st.help_for"][lang] for lang in ("en", "zh")],
-            "not_a_number": [said["a11y.not_a_number"][lang] for lang in ("en", "zh")]}
+            **{key: [said[f"a11y.{key}"][lang] for lang in ("en", "zh")]
+               for key in ("not_a_number", "skip_run", "skip_player")},
+            "run": [said["ctl.run"][lang] for lang in ("en", "zh")]}
 
 
 def script(lang: str | None = None, names: dict[str, str] | None = None, words: dict | None = None) -> str:

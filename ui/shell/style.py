@@ -76,6 +76,10 @@ BASE_CSS = """
 /* a frame in words for screen readers (ui/views/words.py): out of sight and taking no room, still read */
 [data-testid="stElementContainer"]:has(.lab-words) { position: absolute !important; width: 1px; height: 1px;
   overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+/* the lab's skip links (ui/shell/a11y.py): out of sight until the keyboard reaches them, as Streamlit's own */
+a.lab-skip { position: absolute; left: -10000px; top: 0.5rem; z-index: 1000100; padding: 0.5rem 0.75rem;
+  background: #ffffff; color: #1f4e9c; border: 2px solid #1f4e9c; border-radius: 0.4rem; }
+a.lab-skip:focus { left: 0.5rem; }
 /* what a number box refused (ui/shell/a11y.py): Streamlit's error red, 6.5:1 on white */
 .lab-not-a-number { color: #b3261e; font-size: 0.85rem; line-height: 1.3; margin-top: 0.25rem; }
 /* the accessibility script (ui/shell/a11y.py): nothing to see */
