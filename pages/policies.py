@@ -58,7 +58,6 @@ else:
 
     player(PAGE, runs, lambda frame: slots.side_by_side(PAGE, runs, frame, lambda run: t(f"pol.{run.label}"),
                                                         by_class=True, height=240), in_browser=True)
-    st.caption(t("pol.color_note"))
     moments.reveal(PAGE, runs)
     if all(r.done for r in runs):
         st.subheader(t("pol.results"))

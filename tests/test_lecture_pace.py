@@ -2,6 +2,7 @@
 second), a chosen speed is kept as chosen, and "Jump to…" lands, paused, on the first step where a slot idled while
 a request waited (a hole), a request was held back for memory or turned away, or a request was preempted, as the
 engine's snapshots show them."""
+import html
 import math
 import re
 
@@ -79,3 +80,25 @@ def test_jump_to_lands_paused_on_the_first_hole(lang):
     assert frame == hole and 0 < hole < last and not at.session_state["static-vs-continuous.playing"]
     assert at.selectbox(key="static-vs-continuous.jump_to").value is None  # the box reads "Jump to…" again
     assert not at.exception
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_page_coloured_by_class_says_which_colour_is_which_class_above_its_pictures(lang):
+    """The policies page draws its lanes and queues by class: a legend above them names each class of the run in
+    the page's language beside its colours (decode and prefill), the colours the lanes use."""
+    from engine.lab.workload import preset
+    from viz.palette import class_indices, request_color
+
+    at = app(lang, "pages/policies.py")
+    click(at, RUN[lang])
+    runs_ended(at)
+    bodies = [h.proto.body for h in at.get("html")]
+    legend = next(b for b in bodies if "lab-class-legend" in b)
+    heading = next(i for i, b in enumerate(bodies) if "lab-class-legend" in b)
+    assert any("lab-run-heading" in b for b in bodies[:heading]), "the legend comes after the runs' headings"
+    assert not any("lab-run-heading" in b for b in bodies[heading + 1:heading + 3]), "and before their pictures"
+    classes = [c.name for c in preset(at.session_state["policies.workload"]).classes]  # the page's workload
+    for c, hue in class_indices(classes).items():
+        assert STRINGS[f"cls.{c}"][lang] in legend and request_color(hue) in legend and \
+            request_color(hue, prefill=True) in legend, (c, legend)
+    assert STRINGS["tl.class_legend_note"][lang] in html.unescape(legend)

@@ -46,6 +46,19 @@ def _ink(code: int) -> str:
     return "#fff" if contrast_with_white(HUES[(code - 2) // 3 % len(HUES)]) >= 4.5 else "#000"
 
 
+def class_legend_html(names: dict[str, str], hues: dict[str, int], note: str = "") -> str:
+    """Which colour is which request class (names: class -> its name shown; hues: class -> hue index), each as a
+    decode swatch beside its prefill tint, on one line that wraps; `note` after it."""
+    items = "".join(
+        '<span style="white-space:nowrap;margin-right:0.9em">'
+        + "".join(f'<span style="display:inline-block;width:0.8em;height:0.9em;background:{color};'
+                  f'outline:1px solid #555;margin-right:1px"></span>'
+                  for color in (request_color(hues[c]), request_color(hues[c], prefill=True)))
+        + f' {escape(name)}</span> ' for c, name in names.items())
+    note = f'<span style="color:#555">· {escape(note)}</span>' if note else ""
+    return f'<div class="lab-class-legend" style="font-size:0.85rem;line-height:1.6">{items}{note}</div>'
+
+
 def queue_html(snap: StepSnapshot, color_of: dict[str, int], labels: dict, capacity: int = 48) -> str:
     """The queue at the door, in admission order; the head is outlined when something blocks it, and every cell
     says why its request waits (the scheduler's Wait, with its figures). At most `capacity` cells are drawn, the

@@ -9,14 +9,15 @@ import streamlit as st
 from ui.playback import client_player
 from ui.playback.derived import derived
 from ui.playback.live_chart import Fit, figure_json, live_chart
-from ui.shell.i18n import lang, t
+from ui.shell.i18n import class_name, lang, t
 from ui.shell.style import scaled
 from ui.views.base import (DERIVING, MIN_FIT, animating, chart_config, colors, heading_html, html_view, total_frames,
                            view_labels)
 from ui.views import journey, words
 from ui.views.results import metrics_panel
-from viz.html import queue_html
+from viz.html import class_legend_html, queue_html
 from viz.figure import Look as FigureLook
+from viz.palette import class_indices
 from viz.timeline import slot_timeline, timeline_column, timeline_frames
 
 if TYPE_CHECKING:  # annotations only: no import chain at run time
@@ -99,6 +100,12 @@ def _run_heading(page: str, run: LiveRun, runs: list[LiveRun], frame: int, text:
             lambda: client_player.encode([at(f) for f in range(total_frames(runs))])), at(frame))
 
 
+def class_legend(runs: list[LiveRun]) -> str:
+    """The classes of the runs' requests (in arrival order) with the colours every by-class view gives them."""
+    classes = list(dict.fromkeys(r.request_class for run in runs for r in run.recorder.requests.values()))
+    return class_legend_html({c: class_name(c) for c in classes}, class_indices(classes), t("tl.class_legend_note"))
+
+
 def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bool = False, height: int = 300) -> None:
     """One column per run, all on the same step axis: timeline, the queue at the door, live metrics. Drawn a row
     per view (a row of headings, of timelines, ...), so each view starts at the same height in every column
@@ -110,6 +117,8 @@ def side_by_side(page: str, runs: list[LiveRun], frame: int, title, by_class: bo
         with col:
             _run_heading(page, run, runs, frame, title(run))
             words.summary(run, frame, f"{page}.{run.label}", title(run))
+    if by_class:  # which colour is which class, on the first screen above the pictures
+        st.html(class_legend(runs))
     queues = ", ".join(f".st-key-{page}-q-{run.label}" for run in runs)
     for col, run in row():
         with col:
