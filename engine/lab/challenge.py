@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from engine.config import EngineConfig
 from engine.lab import challenge_score
@@ -27,6 +29,9 @@ from engine.lab.experiment import RunResult, run_requests, workload_requests
 from engine.lab.metrics import ideal_steps, request_metrics
 from engine.lab.workload import Arrivals, Lengths, RequestClassSpec, Workload
 from engine.models.loaded import LoadedModel
+
+if TYPE_CHECKING:  # annotations only
+    from engine.core.snapshot import StepSnapshot
 
 PUBLIC_SEED = 7
 SEED_POOL = range(1_000, 1_000 + 2**30)  # the hidden seeds' pool: a class's pair is drawn from it
@@ -146,11 +151,12 @@ def fcfs_run(loaded: LoadedModel, seed: int) -> RunResult:
 
 
 def run_key(loaded: LoadedModel, seed: int, policy_key: str, victim_key: str | None = None,
-            preemptive: bool = False) -> RunResult:
-    """One run of the student's rule on a seed (raises PolicyKeyError if the key fails on a request)."""
+            preemptive: bool = False, on_step: Callable[[StepSnapshot], None] | None = None) -> RunResult:
+    """One run of the student's rule on a seed (raises PolicyKeyError if the key fails on a request); `on_step`
+    sees each step's snapshot as it is taken (progress)."""
     config = challenge_config(policy_key=policy_key, policy_victim_key=victim_key or None,
                               policy_key_preemptive=preemptive)
-    return run_requests(loaded, workload_requests(loaded, CHALLENGE, seed), config)
+    return run_requests(loaded, workload_requests(loaded, CHALLENGE, seed), config, on_step)
 
 
 def grade_runs(pairs: list[tuple[RunResult, RunResult]], targets: dict[str, float] | None = None,
@@ -183,8 +189,12 @@ def grade_runs(pairs: list[tuple[RunResult, RunResult]], targets: dict[str, floa
 
 
 def grade_key(loaded: LoadedModel, policy_key: str, seeds: tuple[int, ...], victim_key: str | None = None,
-              preemptive: bool = False, targets: dict[str, float] | None = None) -> Grade:
+              preemptive: bool = False, targets: dict[str, float] | None = None,
+              on_step: Callable[[int, int, StepSnapshot], None] | None = None) -> Grade:
     """The student's key on the seeds given: a class's hidden pair (a submission) or the public one; the class's
-    targets (the defaults where None)."""
-    pairs = [(run_key(loaded, seed, policy_key, victim_key, preemptive), fcfs_run(loaded, seed)) for seed in seeds]
+    targets (the defaults where None). `on_step(k, n, snapshot)`: the k-th of n runs has taken a step."""
+    pairs = []
+    for k, seed in enumerate(seeds, start=1):
+        seen = (lambda snap, k=k: on_step(k, len(seeds), snap)) if on_step else None
+        pairs.append((run_key(loaded, seed, policy_key, victim_key, preemptive, seen), fcfs_run(loaded, seed)))
     return grade_runs(pairs, targets)

@@ -28,6 +28,7 @@ COMPARE, ANONYMOUS, EXAMPLE = f"{PAGE}.compare", f"{PAGE}.anonymous", f"{PAGE}.e
 ERROR, TRIAL, SUBMITTED = f"{PAGE}.error", f"{PAGE}.trial", f"{PAGE}.submitted"  # SUBMITTED: a score, no more
 SECRET = "policy-challenge-seeds"  # the server secret a class's hidden seeds are drawn with
 BUILTINS = ("sjf", "priority", "edf")  # the one shown beside the student's key and FCFS
+PROGRESS_EVERY = 25  # steps between two progress lines while a run is computed
 # starting points: (order key, victim key, preemptive)
 EXAMPLES = {
     "fcfs": ("arrival_step", "", False),
@@ -110,11 +111,15 @@ def run_beside(key: str, victim: str, preemptive: bool) -> None:
     FCFS and the chosen built-in on the same requests (those two made once for every student); the views play
     the three recordings."""
     loaded = get_model(models.chosen())
+    said = st.empty()
     try:
-        trial = run_key(loaded, PUBLIC_SEED, key, victim or None, preemptive)
+        trial = run_key(loaded, PUBLIC_SEED, key, victim or None, preemptive,
+                        on_step=lambda snap: _progress(said, t("ch.progress_run", step=snap.step), snap))
     except PolicyKeyError as e:
         ss[ERROR] = ("key", e, key, victim)
         return
+    finally:
+        said.empty()
     fcfs = fcfs_run(loaded, PUBLIC_SEED)
     ss[TRIAL] = grade_runs([(trial, fcfs)], class_targets())
     shown = experiments.show_recorded(PAGE, [("key", trial), ("fcfs", fcfs),
@@ -138,17 +143,28 @@ def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
         st.warning(t("ch.paced", minutes=math.ceil(wait / 60), gap=round(SUBMIT_GAP_S / 60),
                      per_hour=CLASS_PER_HOUR))
         return
+    said = st.empty()
     try:
         grade = grade_key(get_model(models.chosen()), key, hidden_seeds(secret, class_code()), victim or None,
-                          preemptive, class_targets())
+                          preemptive, class_targets(), on_step=lambda k, n, snap: _progress(
+                              said, t("ch.progress_seed", k=k, n=n, step=snap.step), snap))
     except PolicyKeyError as e:
         ss[ERROR] = ("key", e, key, victim)
         return
+    finally:
+        said.empty()
     stored = progress.with_store(lambda db: db.submit_policy(tok, PolicySubmission(key, victim, preemptive,
                                                                                    anonymous, grade.to_dict())))
     if stored is not None:
         ss[SUBMITTED] = round(grade.score(), 1)
         progress.milestone("policy-submitted")
+
+
+def _progress(said, text: str, snap) -> None:
+    """How far the engine has got, under the spinner: every PROGRESS_EVERY steps (each update is a message to the
+    browser)."""
+    if snap.step % PROGRESS_EVERY == 0:
+        said.caption(text)
 
 
 def title(run) -> str:
