@@ -272,3 +272,16 @@ def test_an_imported_answer_naming_a_run_never_made_is_refused_by_name():
     figure = METRICS["throughput"].value(spec_summary(load_model("tiny"), "tiny", RunSpec.from_dict(made[0])))
     assert ("“Throughput, fixed batch” = " if abs(figure - 8) <= METRICS["throughput"].tolerance(figure)
             else "“Throughput, fixed batch”: 8.00 does not match what #1 measured") in shown  # said either way
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_for_whom_says_to_pick_the_baseline_first_before_any_submit(lang):
+    """Task 2's "for whom" lists the baseline workload's classes: before a baseline is picked it says so in its box,
+    and once one is, it offers that workload's classes."""
+    strings = yaml.safe_load(STRINGS_FILE.read_text(encoding="utf-8"))
+    at = page("pages/tasks.py", lang)
+    who = at.selectbox(key="task.hard-requests.who_1")
+    assert who.proto.placeholder == strings["ev.pick_baseline_first"][lang]
+    at.selectbox(key="task.hard-requests.workload").set_value("chat-and-reports").run()
+    who = at.selectbox(key="task.hard-requests.who_1")
+    assert who.proto.placeholder == strings["ev.choose"][lang] and len(who.options) == 3  # all, chat, report

@@ -49,8 +49,10 @@ def draw(container, task, f, label_visibility: str = "visible") -> None:
         shown = options(task, f)
         if st.session_state.get(key) not in shown:  # a fresh widget, or an option that went away (a run removed)
             st.session_state[key] = saved if saved in shown else None
-        container.selectbox(f.label, list(shown), format_func=shown.get, index=None, placeholder=t("ev.choose"),
-                            **args)
+        # "for whom" lists the baseline's classes: until a baseline is picked, it says so (not only after Submit)
+        waits = f.options_from == "classes" and not worksheet_state.answers().get(task.id, {}).get("workload")
+        container.selectbox(f.label, list(shown), format_func=shown.get, index=None,
+                            placeholder=t("ev.pick_baseline_first" if waits else "ev.choose"), **args)
         return
     if key not in st.session_state:
         st.session_state[key] = saved
