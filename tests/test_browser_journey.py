@@ -102,6 +102,10 @@ def test_a_request_is_followed_through_a_preemption_to_its_finish(browser, serve
             except Exception:
                 continue
         assert said.count() == 1, (guess, verdict)
+    # the player had been to the last step: these were practice, and nothing is counted as predicted before seeing
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert say("journey.seen_already", lang).split("{")[0] in main, main[-600:]
+    assert say("journey.tally", lang).split("{")[0] not in main
     page.screenshot(path=str(ARTIFACTS / f"journey-predicted-{lang}{'-instructor' if instructor else ''}-1280x720.png"))
     assert_no_errors(page)
     page.close()

@@ -59,9 +59,21 @@ def speed(page: str, runs: list[LiveRun]) -> int:
 
 
 def reset(page: str) -> None:
-    """A new experiment: back to frame 0, paused."""
+    """A new experiment: back to frame 0, paused, nothing of it seen yet."""
     st.session_state[_k(page, "frame")] = 0
     st.session_state[_k(page, "playing")] = False
+    st.session_state[_k(page, "seen")] = 0
+
+
+def _saw(page: str) -> None:
+    """The frame about to be drawn is seen (seen_so_far)."""
+    ss = st.session_state
+    ss[_k(page, "seen")] = max(ss.get(_k(page, "seen"), 0), ss[_k(page, "frame")])
+
+
+def seen_so_far(page: str) -> int:
+    """The furthest frame the player has shown of the page's runs (what a prediction may already have seen)."""
+    return st.session_state.get(_k(page, "seen"), 0)
 
 
 def show_end(page: str, runs: list[LiveRun]) -> None:
@@ -195,6 +207,7 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
     if ss[_k(page, "playing")] and reduced_motion():
         # reduce motion: ▶ shows where the runs have got to at once, no frames in between; nothing moves on its own
         _seek(page, runs, _last_frame(runs))
+    _saw(page)
     playing, ended = ss[_k(page, "playing")], all(r.done for r in runs)
     to_browser = in_browser and BROWSER_PLAYBACK
     computing = any(r.in_background and not r.done for r in runs)
@@ -226,6 +239,7 @@ def player(page: str, runs: list[LiveRun], render: Callable[[int], None], in_bro
         last = _last_frame(runs)
         frame = min(ss[_k(page, "frame")], last)
         ss[_k(page, "frame")] = frame
+        _saw(page)
         if waiting:  # the counter is the one progress read-out: it polls on its own, the views stay as drawn
             st.fragment(_await, run_every=CHUNK_WAIT_S if holding else WAIT_S)(page, runs, holding)
         else:

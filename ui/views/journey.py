@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from engine.lab.journey import STATES, Step, stages as grouped, stages_so_far, steps_of
+from ui.playback.player import seen_so_far
 from ui.shell.i18n import choice, lang, t
 from ui.views.base import html_table, html_view, over_run
 from ui.views.words import wait_text
@@ -46,23 +47,46 @@ def follow(page: str, runs: list[LiveRun], frame: int, names: list[str]) -> None
         html_view(run, frame, ("journey", lang(), rid),
                   lambda i: journey_frame_html(rid, so_far, steps, i, mode), f"{page}.journey.{run.label}")
         if steps:
-            predict_next(f"{page}.predict.{run.label}", rid, its_steps, steps[min(frame, len(steps) - 1)], mode)
+            predict_next(f"{page}.predict.{run.label}", rid, its_steps, steps[min(frame, len(steps) - 1)], mode,
+                         seen_so_far(page))
 
 
-def predict_next(key: str, rid: str, its_steps: list[Step], now: int, preemption_mode: str) -> None:
+def keep_first(record: dict, rid: str, step: int, guess: str, right: bool, before_seeing: bool) -> None:
+    """A prediction into the session's record: the first one at a request's step is the one that counts (checking
+    again after the answer is shown changes nothing)."""
+    record.setdefault((rid, step), (guess, right, before_seeing))
+
+
+def tally(record: dict) -> tuple[int, int]:
+    """(predictions made before the player had shown their step, how many of those were right)."""
+    made = [right for _, right, before in record.values() if before]
+    return len(made), sum(made)
+
+
+def predict_next(key: str, rid: str, its_steps: list[Step], now: int, preemption_mode: str, seen: int = -1) -> None:
     """Paused at step `now`: the student predicts what the engine does to the request at the next step, and the
-    engine's recorded next step says whether it was right, and what it did."""
+    engine's recorded next step says whether it was right, and what it did. A prediction counts as made before
+    seeing only while the player has never been past `now` (`seen`: the furthest step it has shown these runs); the
+    first one at each step is kept in the session, and the tally of those is shown."""
     by_step = {s.step: s for s in its_steps}
     after = by_step.get(now + 1)
     if after is None:
         st.caption(t("journey.no_next", rid=rid, step=now + 1))
         return
+    before_seeing = seen <= now
     with st.form(key, border=False):
         guess = choice(st.radio, t("journey.predict", rid=rid, step=now + 1), NEXT, f"{key}.guess", "journey.next.",
                        horizontal=True, index=None)
         checked = st.form_submit_button(t("journey.check"))
+    if not before_seeing:
+        st.caption(t("journey.seen_already", seen=seen, step=now + 1))
+    record = st.session_state.setdefault(f"{key}.record", {})
     if checked and guess is not None:
         st.session_state[f"{key}.said"] = (rid, now + 1, guess)
+        keep_first(record, rid, now + 1, guess, guess == after.state, before_seeing)
+    made, right = tally(record)
+    if made:
+        st.caption(t("journey.tally", made=made, right=right))
     said = st.session_state.get(f"{key}.said")
     if said and said[:2] == (rid, now + 1):
         held = len(by_step[now].blocks) if now in by_step else 0
