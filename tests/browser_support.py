@@ -173,3 +173,16 @@ def press_play(page) -> None:
 
 def press_pause(page) -> None:
     press(page, "pause", "play")
+
+
+def choose_speed(page, steps_per_s: int, lang: str) -> None:
+    """The player's speed box set to `steps_per_s` (by mouse), for a test that must still find it playing after a
+    while: Auto plays any ended run in about 25 s."""
+    from ui.shell.i18n import strings
+
+    name = strings()["player.speed_value"][lang].format(n=steps_per_s)
+    page.locator("[class*='player-controls'] [data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name=name, exact=True).click()
+    page.wait_for_function("(want) => [...document.querySelectorAll(\"[class*='player-controls'] input\")].some("
+                           "i => i.value === want)", arg=name, timeout=30_000)
+    wait_idle(page)

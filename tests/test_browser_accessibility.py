@@ -11,7 +11,8 @@ import time
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from browser_support import ARTIFACTS, PLAYER_NAMES, assert_no_errors, counter, new_page, player_button
+from browser_support import (ARTIFACTS, PLAYER_NAMES, assert_no_errors, choose_speed, counter, new_page,
+                             player_button)
 
 from ui.shell.a11y import STREAMLIT_NAMED, streamlit_words
 from ui.shell.i18n import strings
@@ -181,6 +182,8 @@ def test_the_player_is_operated_by_keyboard_alone(browser, server, lang):
     names = {k: v[0 if zh else 1] for k, v in PLAYER_NAMES.items()}
     for key in ("first", "back", "step"):  # every glyph button has its name
         assert player_button(page, key).count() >= 1, key
+    choose_speed(page, 2, lang)  # slow: it still plays after the axe look below
+    settle(page)
     player_button(page, "first").first.focus()  # the player's first control (the set-up above has folded away)
     assert tab_to(page, (names["play"],)) == 2  # ⏮, ◀, ▶
     assert focused_name(page) == names["play"]

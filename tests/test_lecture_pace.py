@@ -106,10 +106,10 @@ def test_a_page_coloured_by_class_says_which_colour_is_which_class_above_its_pic
 
 def test_the_challenge_says_how_far_each_graded_run_has_got(random_small):
     """Submit grades on the class's hidden seeds: the page is told which of them runs and at which step."""
-    from engine.lab.challenge import grade_key
+    from engine.lab.challenge import key_pairs
 
     seen = []
-    grade_key(random_small, "-waited", (3, 4), on_step=lambda k, n, snap: seen.append((k, n, snap.step)))
+    key_pairs(random_small, "-waited", (3, 4), on_step=lambda k, n, snap: seen.append((k, n, snap.step)))
     assert {(k, n) for k, n, _ in seen} == {(1, 2), (2, 2)}
     for k in (1, 2):
         steps = [s for j, _, s in seen if j == k]

@@ -188,13 +188,19 @@ def grade_runs(pairs: list[tuple[RunResult, RunResult]], targets: dict[str, floa
                  preempted_fcfs, challenge_score.targets_or_default(targets), payers[:num_payers], n)
 
 
-def grade_key(loaded: LoadedModel, policy_key: str, seeds: tuple[int, ...], victim_key: str | None = None,
-              preemptive: bool = False, targets: dict[str, float] | None = None,
-              on_step: Callable[[int, int, StepSnapshot], None] | None = None) -> Grade:
-    """The student's key on the seeds given: a class's hidden pair (a submission) or the public one; the class's
-    targets (the defaults where None). `on_step(k, n, snapshot)`: the k-th of n runs has taken a step."""
+def key_pairs(loaded: LoadedModel, policy_key: str, seeds: tuple[int, ...], victim_key: str | None = None,
+              preemptive: bool = False, on_step: Callable[[int, int, StepSnapshot], None] | None = None
+              ) -> list[tuple[RunResult, RunResult]]:
+    """(the student's run, FCFS's run) on each seed; `on_step(k, n, snapshot)`: the k-th of n runs took a step."""
     pairs = []
     for k, seed in enumerate(seeds, start=1):
         seen = (lambda snap, k=k: on_step(k, len(seeds), snap)) if on_step else None
         pairs.append((run_key(loaded, seed, policy_key, victim_key, preemptive, seen), fcfs_run(loaded, seed)))
-    return grade_runs(pairs, targets)
+    return pairs
+
+
+def grade_key(loaded: LoadedModel, policy_key: str, seeds: tuple[int, ...], victim_key: str | None = None,
+              preemptive: bool = False, targets: dict[str, float] | None = None) -> Grade:
+    """The student's key on the seeds given: a class's hidden pair (a submission) or the public one; the class's
+    targets (the defaults where None)."""
+    return grade_runs(key_pairs(loaded, policy_key, seeds, victim_key, preemptive), targets)

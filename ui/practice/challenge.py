@@ -9,7 +9,7 @@ import streamlit as st
 
 from classroom import PolicySubmission
 from classroom.challenge_pace import CLASS_PER_HOUR, SUBMIT_GAP_S
-from engine.lab.challenge import PUBLIC_SEED, builtin_run, fcfs_run, grade_key, grade_runs, hidden_seeds, run_key
+from engine.lab.challenge import PUBLIC_SEED, builtin_run, fcfs_run, grade_runs, hidden_seeds, key_pairs, run_key
 from engine.lab.challenge_score import DEFAULT_TARGETS
 from engine.policy_key import PolicyKeyError, compile_key
 from engine.policy_key import FIELDS as POLICY_KEY_FIELDS
@@ -145,9 +145,10 @@ def submit(key: str, victim: str, preemptive: bool, anonymous: bool) -> None:
         return
     said = st.empty()
     try:
-        grade = grade_key(get_model(models.chosen()), key, hidden_seeds(secret, class_code()), victim or None,
-                          preemptive, class_targets(), on_step=lambda k, n, snap: _progress(
+        pairs = key_pairs(get_model(models.chosen()), key, hidden_seeds(secret, class_code()), victim or None,
+                          preemptive, on_step=lambda k, n, snap: _progress(
                               said, t("ch.progress_seed", k=k, n=n, step=snap.step), snap))
+        grade = grade_runs(pairs, class_targets())
     except PolicyKeyError as e:
         ss[ERROR] = ("key", e, key, victim)
         return
