@@ -1,8 +1,10 @@
-"""What assistive technology needs that Streamlit's widgets cannot say themselves: the page's language (so a screen
-reader pronounces it), names for buttons labelled by a glyph (▶ is read "black right-pointing triangle"), and the
-reduce-motion preference of the browser, and
-the sidebar's page list made a list again. One small script in the app's document: the names are kept in a map
-that every run updates, and an observer applies them whenever Streamlit redraws the buttons."""
+"""What assistive technology and the keyboard need that Streamlit's widgets cannot do themselves: the page's language
+(so a screen reader pronounces it), names for buttons labelled by a glyph (▶ is read "black right-pointing
+triangle"), Streamlit's own English names ("Help for …", "Open", "Skip to main content") in the page's language, the
+reduce-motion preference of the browser, the sidebar's page list made a list again, skip links to Run and to the
+player, ← and → on the player's buttons, and number boxes that refuse text that is not a number with a message
+instead of reading 0. One small script in the app's document: the names are kept in a map that every run updates,
+and an observer applies them whenever Streamlit redraws the page."""
 from __future__ import annotations
 
 import json
@@ -83,7 +85,8 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
   function target(which) {
     if (which === "player") return document.querySelector('[class*="-player-controls"] button[kind="primary"]');
     const run = lab.words.run[lab.lang === "zh" ? 1 : 0];
-    return [...document.querySelectorAll('[data-testid="stMain"] button')].find((b) => b.innerText.trim() === run);
+    // textContent, not innerText: this runs on every redraw while a run plays, and innerText lays the page out
+    return [...document.querySelectorAll('[data-testid="stMain"] button')].find((b) => b.textContent.trim() === run);
   }
   function skipLinks() {
     const first = document.querySelector('a[data-testid="stSkipToContent"]');
