@@ -20,10 +20,12 @@ LANDMARKS = ("hole", "refusal", "preemption")  # what a lecture jumps to: the fi
 
 
 def _happened(kind: str, snap: StepSnapshot) -> bool:
-    """hole: a slot idle while a request waits at the door; refusal: a request held back for memory (too few free
-    blocks, or no run long enough) or turned away; preemption: a running request preempted."""
+    """hole: a slot that ran nothing in the step while a request waited at the door (a slot a request left at the
+    step's end is refilled by continuous batching in the next one: that is no hole); refusal: a request held back
+    for memory (too few free blocks, or no run long enough) or turned away; preemption: a running request
+    preempted."""
     if kind == "hole":
-        return bool(snap.waiting) and not all(snap.slots)
+        return bool(snap.waiting) and len({b.slot for b in snap.batch if b.slot >= 0}) < len(snap.slots)
     if kind == "refusal":
         return bool(snap.rejected) or any(w.code in ("memory", "fragmentation") for w in snap.waits.values())
     return bool(snap.preempted)

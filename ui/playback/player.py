@@ -179,8 +179,9 @@ def landmarks(runs: list[LiveRun]) -> dict[str, int]:
 
 
 def _jump(page: str, runs: list[LiveRun], jumps: dict[str, int]) -> None:
-    """To the frame the chosen landmark happened in, paused; the box reads "Jump to…" again."""
-    kind = st.session_state.pop(_k(page, "jump_to"), None)
+    """To the frame the chosen landmark happened in, paused; the box reads "Jump to…" again (set, not dropped: a
+    dropped value is not sent, and the browser would go on showing the choice)."""
+    kind, st.session_state[_k(page, "jump_to")] = st.session_state.get(_k(page, "jump_to")), None
     if kind in jumps:
         _seek(page, runs, jumps[kind])
 
