@@ -8,7 +8,6 @@ runs still computed in the background a chunk of steps at a time.
 """
 from __future__ import annotations
 
-import functools
 import math
 import os
 import time
@@ -16,7 +15,8 @@ from typing import TYPE_CHECKING, Callable
 
 import streamlit as st
 
-from ui.playback import client_player, frame_files
+from ui.playback import client_player
+from ui.playback.counter import position
 from ui.shell import a11y
 from ui.shell.i18n import lang, t
 from ui.shell.keys import ANIMATING
@@ -179,8 +179,7 @@ def landmarks(runs: list[LiveRun]) -> dict[str, int]:
 
 
 def _jump(page: str, runs: list[LiveRun], jumps: dict[str, int]) -> None:
-    """To the frame the chosen landmark happened in, paused; the box reads "Jump to…" again (set, not dropped: a
-    dropped value is not sent, and the browser would go on showing the choice)."""
+    """To the chosen landmark's frame, paused; the box reads "Jump to…" again (set to None: a dropped value is kept)."""
     kind, st.session_state[_k(page, "jump_to")] = st.session_state.get(_k(page, "jump_to")), None
     if kind in jumps:
         _seek(page, runs, jumps[kind])
@@ -399,35 +398,3 @@ def controls(page: str, runs: list[LiveRun]) -> None:
                        _k(page, "step"): t("player.step")})
     if live and not any(r.in_background for r in runs):
         st.caption(t("player.live_note"))
-
-
-def position(page: str, runs: list[LiveRun], frame: int, last: int) -> None:
-    """The frame counter with a progress bar, one slim line, redrawn with every frame. While the runs are still
-    computed it says so, and how far the engine has got: the step it is at, which is the counter's total, and grows."""
-    label = t("player.frame")
-    live = "" if all(r.done for r in runs) else t("player.computing", step=last)
-    with st.container(key=f"{page}-frame-counter"):
-        if client_player.current() is None:
-            st.html(_position_html(frame, last, live, label))
-        else:
-            # the frames sent with a later chunk say how far the engine had got by then, not what it said at ▶
-            client_player.html_view(f"{page}.counter", lambda: _counter_frames(
-                (ready := client_player.current()["last"]), live and t("player.computing", step=ready), label),
-                _position_html(frame, last, live, label))
-
-
-@functools.lru_cache(maxsize=256)
-def _counter_frames(last: int, live: str, label: str) -> str:
-    """Every frame of the counter, encoded once for every session (a page reran for each played it): the
-    URL of their file."""
-    frames = client_player.encode([_position_html(f, last, live, label) for f in range(last + 1)])
-    return frame_files.publish(client_player.to_json(frames))
-
-
-def _position_html(frame: int, last: int, live: str, label: str) -> str:
-    """`live`: what the counter says of runs still computed (empty once they have ended)."""
-    share = 100 * frame / max(1, last)
-    computing = f' <span class="lab-frame-computing">{live}</span>' if live else ""
-    return (f'<div class="lab-frame"><div class="lab-frame-bar"><div style="width:{share:.1f}%"></div></div>'
-            f'<span class="lab-frame-label">{label}</span> '
-            f'<span class="lab-frame-value">{frame} / {last}{" …" if live else ""}</span>{computing}</div>')
