@@ -52,7 +52,8 @@ if retry:  # a numeric answer also hears which way it is off and where to look, 
 if hint_shown and not done:
     st.info(f"💡 {q.hint}")
 
-c = st.columns([1.2, 1.2, 1.2, 1.2, 4])
+row = st.container(horizontal=True, gap="small")  # four buttons, each as wide as its label (instructor type too)
+c = [row] * 4
 if c[0].button(t("quiz.submit_again") if retry else t("quiz.submit"), type="primary", key=f"quiz.q.{q.id}.submit",
                disabled=done):
     measured = ss[keys.QUIZ_MEASURED].get(q.id)

@@ -18,13 +18,15 @@ if pending:
     ss.update({f"{PAGE}.{key}": value for key, value in moments.form_of(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
-    c = st.columns([2.6, 1.1, 1.8, 1.7, 1.2, 1.1], vertical_alignment="bottom")
+    # two rows: a workload's name and what it means take a row's width, and 「现场」 and its help fit on one line
+    c = st.columns([3.4, 1, 1.6], vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     seed = bounded.number(c[1], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
     num_seqs = bounded.number(c[2], "max_num_seqs", 0, 64, key=f"{PAGE}.slots")
-    scale = c[3].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 1.5], key=f"{PAGE}.scale")
-    live = c[4].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
-    run_clicked = c[5].form_submit_button(t("ctl.run"), type="primary")
+    c = st.columns([3.4, 1.4, 1.2], vertical_alignment="bottom")
+    scale = c[0].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 1.5], key=f"{PAGE}.scale")
+    live = c[1].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
+    run_clicked = c[2].form_submit_button(t("ctl.run"), type="primary")
 
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
     if moments.wants_run(PAGE, run_clicked, pending):

@@ -52,6 +52,7 @@ for task in tasks:
         if st.button(f"🎓 {moments.title(moment)}" if moment else t("tasks.open"), key=f"tasks.link.{task.id}"):
             moments.open_moment(moment) if moment else nav.go(task.link["page"])
         worksheets.fields(task)
+        worksheets.still_empty(task)
         if st.button(t("tasks.check"), type="primary", key=f"tasks.check.{task.id}"):
             worksheets.submit(task)
         worksheets.after_submit(task)

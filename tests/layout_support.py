@@ -1,19 +1,57 @@
 """What the layout tests measure in the page, in one JavaScript pass per look: every visible piece of text
 (HTML text, widget labels, buttons, headings, and the SVG text of the charts inside their frames), whether
-any two of them overlap, whether one is cut (an ellipsis, or a box that clips it), and whether one spills
-out of its button or its column.
+any two of them overlap, whether one is cut (an ellipsis, or a box that clips it), whether one spills
+out of its button or its column, and whether one wraps inside a word (a Latin word anywhere; in a label, a
+Chinese character left alone on its line).
 
 A text box is the box of a run of rendered text (a DOM Range over a text node, one box per line), not of
 the element around it: an element's box can be wider than its text (or narrower, when the text overflows
-it), which is what the checks are about."""
+it), which is what the checks are about.
+
+Below, what the layout tests share: the two window sizes, each lab page's lecture moment and the views of its
+playing picture, and a look (settled, screenshot, text problems; the picture inside the window)."""
+import re
+import time
+
+from browser_support import ARTIFACTS
+
 
 TEXT_LAYOUT = r"""() => {
-  const out = { overlaps: [], cut: [], spills: [], boxes: 0 };
+  const out = { overlaps: [], cut: [], spills: [], wraps: [], boxes: 0 };
   const short = s => s.replace(/\s+/g, ' ').trim().slice(0, 40);
   const boxes = [];  // {x0, y0, x1, y1, text, node}
   const shown = el => el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
   const ICON = /Material/i;
   const clips = v => v === 'hidden' || v === 'clip';
+  // where a node's text breaks between two lines inside a word, or null: inside a Latin word ("utilis|ation")
+  // anywhere; in a label (a button's, a widget's), between two Chinese characters where the break leaves one of
+  // them alone on its line (「现|场」, 「给个提|示」): running text and a long label may break between characters,
+  // but a line of one character is a word cut in two (a break at a space or after punctuation is fine)
+  const LATIN = /[A-Za-z0-9]/, CJK = /[\u3400-\u9fff]/;
+  function brokenWord(doc, node, label) {
+    const text = node.nodeValue, range = doc.createRange(), chars = [], perLine = [];
+    let top = null;
+    for (let i = 0; i < text.length; i++) {
+      if (/\s/.test(text[i])) continue;
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const r = range.getBoundingClientRect();
+      if (r.width < 0.5) continue;
+      const line = chars.length ? chars[chars.length - 1][1] + (r.top > top + r.height / 2 ? 1 : 0) : 0;
+      top = r.top;
+      chars.push([i, line]);
+      perLine[line] = (perLine[line] || 0) + 1;
+    }
+    for (let k = 1; k < chars.length; k++) {
+      const [i, line] = chars[k], [j, before] = chars[k - 1];
+      if (line === before || j !== i - 1) continue;  // the same line, or a break at a space
+      const a = text[j], b = text[i];
+      if ((LATIN.test(a) && LATIN.test(b)) ||
+          (label && CJK.test(a) && CJK.test(b) && (perLine[before] === 1 || perLine[line] === 1)))
+        return text.slice(Math.max(0, j - 7), i) + '|' + text.slice(i, i + 8);
+    }
+    return null;
+  }
   function where(el) {
     const page = el.ownerDocument.defaultView.frameElement ? 'chart' : (el.closest('[data-testid="stSidebar"]')
       ? 'sidebar' : 'main');
@@ -32,6 +70,10 @@ TEXT_LAYOUT = r"""() => {
       range.selectNodeContents(node);
       let rects = [...range.getClientRects()];
       if (!rects.length && el instanceof doc.defaultView.SVGElement) rects = [el.getBoundingClientRect()];
+      if (rects.length > 1 && shown(el)) {
+        const broken = brokenWord(doc, node, !!el.closest('button, label, [data-testid="stWidgetLabel"]'));
+        if (broken) out.wraps.push(`${where(el)} "${short(text)}" wraps mid-word at "${broken}"`);
+      }
       for (const r0 of rects) {
         if (r0.width < 1 || r0.height < 1) continue;
         const r = { x0: r0.left + dx, y0: r0.top + dy, x1: r0.right + dx, y1: r0.bottom + dy };
@@ -56,6 +98,10 @@ TEXT_LAYOUT = r"""() => {
             const b = a.getBoundingClientRect();
             const out = r.x1 <= b.left + dx + 1 || r.x0 >= b.right + dx - 1;
             if (/auto|scroll/.test(cs.overflowX) && out) hidden = true;
+            if (/auto|scroll/.test(cs.overflowX)) {  // what shows of it is what lies inside the box
+              ink.x0 = Math.max(ink.x0, b.left + dx);
+              ink.x1 = Math.min(ink.x1, b.right + dx);
+            }
             break;
           }
           const cx = clips(cs.overflowX), cy = clips(cs.overflowY);
@@ -131,7 +177,7 @@ TEXT_LAYOUT = r"""() => {
         out.overlaps.push(`${where(a.el)} "${short(a.text)}" overlaps ${where(b.el)} "${short(b.text)}"`);
     }
   }
-  for (const k of ['overlaps', 'cut', 'spills']) out[k] = [...new Set(out[k])];
+  for (const k of ['overlaps', 'cut', 'spills', 'wraps']) out[k] = [...new Set(out[k])];
   return out;
 }"""
 
@@ -164,4 +210,88 @@ def text_layout(page) -> dict:
 
 
 def problems(layout: dict) -> list[str]:
-    return layout["overlaps"] + layout["cut"] + layout["spills"]
+    return layout["overlaps"] + layout["cut"] + layout["spills"] + layout["wraps"]
+
+
+PROJECTOR, LAPTOP = (1280, 720), (1440, 900)
+
+# each lab page's lecture moment, and the views of its playing picture in each run's column (selectors, by the
+# keys the views are drawn with: ui/views/slots.py, ui/views/kv.py)
+TIMELINE, QUEUE = ".st-key-{lab}-tl-{run}", ".st-key-{lab}-q-{run}"
+LABS = {"static-vs-continuous": ("fixed-batch-holes", (TIMELINE, QUEUE)),
+        "paged-kv": ("contiguous-vs-paged", (".st-key-{lab}-mem-{run}-pool", ".st-key-{lab}-mem-{run}-split",
+                                             '[data-anim="{lab}.mem.{run}.tables"]', TIMELINE)),
+        "policies": ("support-bot-sla", (TIMELINE, QUEUE))}
+
+
+def settle(page) -> None:
+    """Until the script has stopped and no element of an earlier run is left on the page (a rerun's stale
+    copies stand beside the new ones until it ends), and the charts have drawn."""
+    page.wait_for_function("""() => {
+        const busy = document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"]');
+        window.__settled = busy ? 0 : (window.__settled || 0) + 1;
+        return window.__settled >= 4;
+    }""", polling=250, timeout=120_000)
+
+
+def look_name(page_id: str, lang: str, instructor: bool, size) -> str:
+    return f"{page_id}-{lang}{'-instructor' if instructor else ''}-{size[0]}x{size[1]}"
+
+
+def check_text(page, where: str) -> list[str]:
+    """The text problems of this look, and its screenshot."""
+    page.screenshot(path=str(ARTIFACTS / f"layout-{where}.png"))
+    return [f"{where}: {p}" for p in problems(text_layout(page))]
+
+
+def at_size(page, size) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    time.sleep(1)  # the charts that fit the window redraw on resize
+    settle(page)
+
+
+def open_at(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("h1", timeout=60_000)
+    settle(page)
+
+
+def view_boxes(page, lab: str, runs: list[str], views) -> dict[str, list]:
+    """Per run, the box of each named view of its column, in order (None: the view is not drawn)."""
+    out = {}
+    for run in runs:
+        out[run] = []
+        for view in views:
+            selector = view.format(lab=lab, run=run)
+            boxes = page.evaluate(BOXES, f'[data-testid="stMain"] {selector}')
+            out[run].append((selector, boxes[0] if boxes else None))
+    return out
+
+
+def check_playing_picture(page, lab: str, views, size, where: str) -> list[str]:
+    """Every named view of every run lies inside the window, and the runs' views line up across columns."""
+    found = []
+    headings = page.evaluate(BOXES, '[data-testid="stMain"] .lab-run-heading')
+    runs = [re.sub(r"^.*-tl-", "", c) for c in page.evaluate(
+        """(lab) => [...document.querySelectorAll('[data-testid="stMain"] [class*="st-key-' + lab + '-tl-"]')]
+                    .map(el => [...el.classList].find(c => c.startsWith('st-key-' + lab + '-tl-')))""", lab)]
+    if not runs:
+        return [f"{where}: no run's timeline on the page"]
+    width, height = size
+    boxes = view_boxes(page, lab, runs, views)
+    for named in boxes.values():
+        for name, box in named:
+            if box is None:
+                found.append(f"{where}: {name} is not drawn")
+            elif box["y"] < -1 or box["bottom"] > height + 1 or box["x"] < -1 or box["right"] > width + 1:
+                found.append(f"{where}: {name} at y {box['y']:.0f}..{box['bottom']:.0f}, x {box['x']:.0f}.."
+                             f"{box['right']:.0f} is not inside the {width}x{height} window")
+    # side by side: the same view of each run starts at the same height, and so do the headings
+    for i, view in enumerate(views):
+        tops = {run: named[i][1]["y"] for run, named in boxes.items() if named[i][1]}
+        if tops and max(tops.values()) - min(tops.values()) > 4:
+            found.append(f"{where}: the runs' {view.format(lab=lab, run='*')} do not line up: tops {tops}")
+    tops = [h["y"] for h in headings]
+    if tops and max(tops) - min(tops) > 4:
+        found.append(f"{where}: the run headings do not line up: tops {tops}")
+    return found + [f"{where}: {p}" for p in page.evaluate(OVERFLOWING_COLUMNS)]

@@ -285,3 +285,20 @@ def test_for_whom_says_to_pick_the_baseline_first_before_any_submit(lang):
     at.selectbox(key="task.hard-requests.workload").set_value("chat-and-reports").run()
     who = at.selectbox(key="task.hard-requests.who_1")
     assert who.proto.placeholder == strings["ev.choose"][lang] and len(who.options) == 3  # all, chat, report
+
+
+def test_the_fields_still_empty_are_named_before_check():
+    """Before Check, each task names the fields it still needs; a field filled leaves its task's list."""
+    tasks = load_tasks("en")
+    at = page("pages/tasks.py")
+    lines = [c.value for c in at.caption if " still empty (the task needs every one): " in c.value]
+    assert [int(line.split()[0]) for line in lines] == [len([f for f in t.fields if f.kind != "runs"]) for t in tasks]
+    task = tasks[0]
+    before = lines[0].split(": ", 1)[1].split("; ")
+    assert len(set(before)) == len(before), f"two fields with one name: {before}"
+    text = next(f for f in task.fields if f.kind in ("text", "long"))
+    fill(at, task.id, text.id, "a line")
+    at.run()
+    line = next(c.value for c in at.caption if " still empty (the task needs every one): " in c.value)
+    after = line.split(": ", 1)[1].split("; ")
+    assert int(line.split()[0]) == len(before) - 1 and len(set(before) - set(after)) == 1

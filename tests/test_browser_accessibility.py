@@ -112,6 +112,22 @@ def report(found: list[dict], name: str) -> str:
                      for v in found[:20])
 
 
+def test_streamlits_names_follow_the_language_switched_to_and_back(browser, server):
+    """The sidebar's language switch, clicked as a person does (no new page): Streamlit's names are renamed into
+    English, then back into Chinese, on the page as it stays."""
+    page = new_page(browser, "zh", 1440, 900)
+    open_at(page, f"{server}/static-vs-continuous?lang=zh")
+    found = names_in_another_language(page, "zh")
+    for lang in ("en", "zh"):
+        page.locator('[data-testid="stSidebar"]').get_by_text({"zh": "中文", "en": "English"}[lang], exact=True).click()
+        page.wait_for_function("(lang) => document.documentElement.lang === lang", arg=lang, timeout=30_000)
+        settle(page)
+        found += [{**v, "after": f"switched to {lang}"} for v in names_in_another_language(page, lang)]
+    assert_no_errors(page)
+    page.close()
+    assert not found, found
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_axe_finds_nothing_serious_on_any_page(browser, server, lang):
     """Every page, paused (nothing run yet), instructor mode off; the lab pages and Home again with it on."""

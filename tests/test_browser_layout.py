@@ -12,35 +12,17 @@ import re
 import time
 
 import pytest
-from browser_support import (ARTIFACTS, PASSCODE, assert_no_errors, choose_speed, new_page, player_button, press_pause,
-                             press_play)
-from layout_support import BOXES, OVERFLOWING_COLUMNS, problems, text_layout
+from browser_support import PASSCODE, assert_no_errors, choose_speed, new_page, player_button, press_pause, press_play
+from layout_support import (LABS, LAPTOP, PROJECTOR, at_size, check_playing_picture, check_text, look_name, open_at,
+                            settle)
 
 pytestmark = pytest.mark.browser
 
-PROJECTOR, LAPTOP = (1280, 720), (1440, 900)
 LESSONS = ("overview", "why-batching", "fixed-batch", "continuous-batching", "paged-attention", "four-axes",
            "priorities-sla", "decisions", "scenarios", "mechanisms-myths")
 PAGES = ("home", "why-batch", "static-vs-continuous", "paged-kv", "policies", "real-server", "tasks", "quiz",
          "challenge", "glossary", "playground", "class")
-# each lab page's lecture moment, and the views of its playing picture in each run's column (selectors, by the
-# keys the views are drawn with: ui/views/slots.py, ui/views/kv.py)
-TIMELINE, QUEUE = ".st-key-{lab}-tl-{run}", ".st-key-{lab}-q-{run}"
-LABS = {"static-vs-continuous": ("fixed-batch-holes", (TIMELINE, QUEUE)),
-        "paged-kv": ("contiguous-vs-paged", (".st-key-{lab}-mem-{run}-pool", ".st-key-{lab}-mem-{run}-split",
-                                             '[data-anim="{lab}.mem.{run}.tables"]', TIMELINE)),
-        "policies": ("support-bot-sla", (TIMELINE, QUEUE))}
 CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def settle(page) -> None:
-    """Until the script has stopped and no element of an earlier run is left on the page (a rerun's stale
-    copies stand beside the new ones until it ends), and the charts have drawn."""
-    page.wait_for_function("""() => {
-        const busy = document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"]');
-        window.__settled = busy ? 0 : (window.__settled || 0) + 1;
-        return window.__settled >= 4;
-    }""", polling=250, timeout=120_000)
 
 
 def language_of(page) -> str:
@@ -66,28 +48,6 @@ def switch(page, lang: str, instructor: bool) -> None:
         if language_of(page) == lang and instructor_on(page) == instructor:
             return
     raise AssertionError(f"the sidebar did not switch to {lang}, instructor={instructor}")
-
-
-def look_name(page_id: str, lang: str, instructor: bool, size) -> str:
-    return f"{page_id}-{lang}{'-instructor' if instructor else ''}-{size[0]}x{size[1]}"
-
-
-def check_text(page, where: str) -> list[str]:
-    """The text problems of this look, and its screenshot."""
-    page.screenshot(path=str(ARTIFACTS / f"layout-{where}.png"))
-    return [f"{where}: {p}" for p in problems(text_layout(page))]
-
-
-def at_size(page, size) -> None:
-    page.set_viewport_size({"width": size[0], "height": size[1]})
-    time.sleep(1)  # the charts that fit the window redraw on resize
-    settle(page)
-
-
-def open_at(page, url: str) -> None:
-    page.goto(url)
-    page.wait_for_selector("h1", timeout=60_000)
-    settle(page)
 
 
 def measure(page) -> None:
@@ -153,47 +113,6 @@ def test_no_text_overlaps_or_is_cut_in_any_lesson(browser, server, lang, instruc
     assert_no_errors(page)
     page.close()
     assert found == [], "\n".join(found)
-
-
-def view_boxes(page, lab: str, runs: list[str], views) -> dict[str, list]:
-    """Per run, the box of each named view of its column, in order (None: the view is not drawn)."""
-    out = {}
-    for run in runs:
-        out[run] = []
-        for view in views:
-            selector = view.format(lab=lab, run=run)
-            boxes = page.evaluate(BOXES, f'[data-testid="stMain"] {selector}')
-            out[run].append((selector, boxes[0] if boxes else None))
-    return out
-
-
-def check_playing_picture(page, lab: str, views, size, where: str) -> list[str]:
-    """Every named view of every run lies inside the window, and the runs' views line up across columns."""
-    found = []
-    headings = page.evaluate(BOXES, '[data-testid="stMain"] .lab-run-heading')
-    runs = [re.sub(r"^.*-tl-", "", c) for c in page.evaluate(
-        """(lab) => [...document.querySelectorAll('[data-testid="stMain"] [class*="st-key-' + lab + '-tl-"]')]
-                    .map(el => [...el.classList].find(c => c.startsWith('st-key-' + lab + '-tl-')))""", lab)]
-    if not runs:
-        return [f"{where}: no run's timeline on the page"]
-    width, height = size
-    boxes = view_boxes(page, lab, runs, views)
-    for named in boxes.values():
-        for name, box in named:
-            if box is None:
-                found.append(f"{where}: {name} is not drawn")
-            elif box["y"] < -1 or box["bottom"] > height + 1 or box["x"] < -1 or box["right"] > width + 1:
-                found.append(f"{where}: {name} at y {box['y']:.0f}..{box['bottom']:.0f}, x {box['x']:.0f}.."
-                             f"{box['right']:.0f} is not inside the {width}x{height} window")
-    # side by side: the same view of each run starts at the same height, and so do the headings
-    for i, view in enumerate(views):
-        tops = {run: named[i][1]["y"] for run, named in boxes.items() if named[i][1]}
-        if tops and max(tops.values()) - min(tops.values()) > 4:
-            found.append(f"{where}: the runs' {view.format(lab=lab, run='*')} do not line up: tops {tops}")
-    tops = [h["y"] for h in headings]
-    if tops and max(tops) - min(tops) > 4:
-        found.append(f"{where}: the run headings do not line up: tops {tops}")
-    return found + [f"{where}: {p}" for p in page.evaluate(OVERFLOWING_COLUMNS)]
 
 
 def run_moment(page, lab: str, moment: str) -> None:

@@ -85,8 +85,8 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
     """Slots (rows) x steps (columns) up to `frame`; later steps stay blank, axes stay fixed. `frame` is the
     player's: past the last column (a run that ended before the others it is shown beside) the window still
     follows it, so every run's timeline shows the same steps, and the lane says where this run ended
-    (`labels["svc.done_at"]`, formatted with the step). Without `look.hover` (while animating) the per-cell texts
-    are left out."""
+    (`labels["tl.done_note"]`, formatted with the step, in two lines: a narrow lane holds them). Without
+    `look.hover` (while animating) the per-cell texts are left out."""
     height, title, hover = look.height or 320, look.title, look.hover
     start, end = window_range(frame, total_frames, window)
     shown = columns[start:min(frame + 1, end)]
@@ -111,7 +111,7 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
                  "marker": PREEMPTION_MARK}
     cursor = [{"type": "line", "x0": shown[-1].step, "x1": shown[-1].step, "y0": 0, "y1": 1, "yref": "paper",
                "line": CURSOR_LINE}] if shown else []
-    done = [done_note(labels["svc.done_at"].format(step=columns[-1].step))] if ended_before else []
+    done = [done_note(labels["tl.done_note"].format(step=columns[-1].step))] if ended_before else []
     fig = figure([cells, preempted], {
         "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36 if title else 8, "b": 46},
         "showlegend": False, "uirevision": "timeline", "plot_bgcolor": "white", "shapes": cursor, "annotations": done,
@@ -124,9 +124,10 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
 
 
 def done_note(text: str) -> dict:
-    """The words in an ended run's lane, while the runs beside it go on."""
-    return {"text": text, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5, "showarrow": False,
-            "font": {"size": 15, "color": "#444"}, "bgcolor": "rgba(255,255,255,0.85)"}
+    """The words in an ended run's lane, while the runs beside it go on: a line for each part of `text` between
+    its " · " (a narrow lane holds them)."""
+    return {"text": text.replace(" · ", "<br>"), "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5,
+            "showarrow": False, "font": {"size": 15, "color": "#444"}, "bgcolor": "rgba(255,255,255,0.85)"}
 
 
 def timeline_frames(columns: list[TimelineColumn], total_frames: int, window: int = WINDOW,

@@ -118,8 +118,8 @@ def _predicted(moment, where=st) -> bool:
         else:
             raw = st.radio(t("pred.choice"), p["choices"], format_func=lambda c: t(f"pred.choice.{c}"), index=None,
                            key=f"pred.{moment.id}.value", horizontal=True)
-        c = st.columns([2, 1, 4])
-        go, skip = c[0].form_submit_button(t("pred.run"), type="primary"), c[1].form_submit_button(t("pred.skip"))
+        row = st.container(horizontal=True, gap="medium")  # each button as wide as its label: neither wraps
+        go, skip = row.form_submit_button(t("pred.run"), type="primary"), row.form_submit_button(t("pred.skip"))
     if skip:
         ss.get(keys.PREDICTIONS, {}).pop(moment.id, None)
         box.empty()
@@ -230,7 +230,8 @@ def sidebar_list() -> None:
         return
     with st.sidebar.expander(t("side.moments"), expanded=True):
         for p in all_moments().values():
-            st.button(f"🎓 {title(p.id)}", key=f"side.moment.{p.id}", help=narration_text(p.id), width="stretch",
+            # the box is titled with the 🎓 already: the narrow sidebar keeps each title on as few lines as it can
+            st.button(title(p.id), key=f"side.moment.{p.id}", help=narration_text(p.id), width="stretch",
                       on_click=_queue_and_go, args=(p.id,))
 
 

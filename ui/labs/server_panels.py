@@ -120,7 +120,7 @@ def server_panel(page: str, control: bool = True) -> dict | None:
     if not control:
         ss[f"{page}.url"] = _targets()["url"] or running or ""
     ss.setdefault(f"{page}.url", running or DEFAULT_URL)
-    c = st.columns([4, 1.3, 1.3], vertical_alignment="bottom")
+    c = st.columns([3.4, 1.7, 1.2], vertical_alignment="bottom")  # 「启动实验室服务器」 on one line
     c[0].text_input(t("rs.url"), key=f"{page}.url", disabled=not control)
     c[1].button(t("rs.start"), key=f"{page}.start", disabled=running is not None or not control, on_click=_start,
                 args=(page,))

@@ -107,10 +107,9 @@ def _sync(page: str) -> None:
 
 
 def _once(callback):
-    """A click on a player button during playback can be handled twice: once by a timer-driven
-    fragment rerun and again by the page rerun the click causes. The second must not undo the
-    first (pause, then play again), so within half a second of a click made during playback,
-    another is ignored. (While paused no timer runs, and every click counts.)"""
+    """A click on a player button during playback can be handled twice: by a timer-driven fragment rerun and by
+    the page rerun it causes (on a loaded server, more than half a second apart: ▶/⏸ say what they do, `_toggle`).
+    Within half a second of a click made during playback, another is ignored; paused, every click counts."""
     def guarded(page: str, *args):
         ss, now = st.session_state, time.monotonic()
         if now - ss.get(_k(page, "played_click_at"), -1.0) < 0.5:
@@ -122,11 +121,13 @@ def _once(callback):
     return guarded
 
 
-def _toggle(page: str, runs: list[LiveRun]) -> None:
-    """Play or pause. The click reruns the page, which redefines the fragment's timer."""
+def _toggle(page: str, runs: list[LiveRun], play: bool) -> None:
+    """Play or pause, as the button showed when clicked (`play`): a click handled twice does the same twice and
+    never undoes itself. The click reruns the page, which redefines the fragment's timer."""
     ss = st.session_state
+    if not play:
+        return _pause(page)
     if ss[_k(page, "playing")]:
-        _pause(page)
         return
     if ss[_k(page, "frame")] >= _last_frame(runs) and all(r.done for r in runs):
         ss[_k(page, "frame")] = 0  # play again from the start
@@ -372,7 +373,7 @@ def controls(page: str, runs: list[LiveRun]) -> None:
                   width="content")
         play_name = t("player.pause") if playing else t("player.play_reduced" if reduced_motion() else "player.play")
         st.button("⏸" if playing else "▶", key=_k(page, "play"), type="primary", help=play_name,
-                  on_click=_once(_toggle), args=(page, runs), width="content")
+                  on_click=_once(_toggle), args=(page, runs, not playing), width="content")
         st.button("▶|", key=_k(page, "step"), help=t("player.step"), on_click=_once(_seek_by), args=(page, runs, 1),
                   disabled=frame >= last and not live and not playing, width="content")
         # the option labels carry the language, so the widget has a key per language and the speed itself
@@ -394,7 +395,6 @@ def controls(page: str, runs: list[LiveRun]) -> None:
             st.slider(t("player.scrub_with_steps"), 0, max(1, last), key=_k(page, "slider"), on_change=_scrub,
                       args=(page, runs), disabled=last == 0, label_visibility="collapsed", width="stretch")
     a11y.button_names({_k(page, "first"): t("player.first"), _k(page, "back"): t("player.back"),
-                       _k(page, "play"): play_name,
-                       _k(page, "step"): t("player.step")})
+                       _k(page, "play"): play_name, _k(page, "step"): t("player.step")})
     if live and not any(r.in_background for r in runs):
         st.caption(t("player.live_note"))

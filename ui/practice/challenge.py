@@ -61,9 +61,8 @@ def editor() -> tuple:
         # no max_chars: a browser drops a paste past it without a word; the key's check refuses it with the limit
         st.text_area(t("ch.key"), key=KEY, height=90, help=t("ch.key_help"))
         st.text_input(t("ch.victim"), key=VICTIM, help=t("ch.victim_help"))
-        c = st.columns(2, vertical_alignment="bottom")
-        c[0].toggle(t("ch.preemptive"), key=PREEMPTIVE, help=t("ch.preemptive_help"))
-        choice(c[1].selectbox, t("ch.compare"), BUILTINS, COMPARE, "pol.")
+        st.toggle(t("ch.preemptive"), key=PREEMPTIVE, help=t("ch.preemptive_help"))  # a sentence: a row of its own
+        choice(st.columns(2)[0].selectbox, t("ch.compare"), BUILTINS, COMPARE, "pol.")
     with right:
         st.markdown(f"**{t('ch.fields')}**")
         with st.container(height=330, key=f"{PAGE}-fields"):

@@ -60,6 +60,18 @@ def fields(task) -> None:
             worksheet_fields.draw(st, task, f)
 
 
+def still_empty(task) -> None:
+    """Above Check: the fields not yet filled, named, so a missing one is seen before the check says so."""
+    answers, by_id = worksheet_state.answers().get(task.id, {}), {f.id: f for f in task.fields}
+
+    def name(f) -> str:  # "Why (one line)" is drawn beside its choice: named with it
+        choice = by_id.get(f.id.removesuffix("_why")) if f.id.endswith("_why") else None
+        return f"{choice.label} · {f.label}" if choice else f.label
+    empty = [name(f) for f in task.fields if f.kind != "runs" and not str(answers.get(f.id) or "").strip()]
+    if empty:
+        st.caption(t("tasks.still_empty", n=len(empty), fields="; ".join(empty)))
+
+
 def _pair(task, mode, value, drawn: set) -> None:
     c = st.columns(2)
     worksheet_fields.draw(c[0], task, mode)

@@ -125,6 +125,23 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
       if (to && !to.disabled) { e.preventDefault(); to.click(); }
     });
   }
+  // A tooltip goes with the click on its button: while the pointer rests where it clicked it would stay over the
+  // page (a moment's narration, the picture); moving the pointer brings tooltips back
+  if (!lab.quietTips) {
+    lab.quietTips = true;
+    let at = null;
+    document.addEventListener("click", (e) => {
+      if (!(e.target.closest && e.target.closest("button"))) return;
+      at = [e.clientX, e.clientY];
+      document.documentElement.classList.add("lab-quiet-tips");
+    }, true);
+    document.addEventListener("pointermove", (e) => {
+      if (at && Math.abs(e.clientX - at[0]) + Math.abs(e.clientY - at[1]) > 24) {
+        at = null;
+        document.documentElement.classList.remove("lab-quiet-tips");
+      }
+    }, true);
+  }
   function apply() {
     lab.queued = false;
     skipLinks();

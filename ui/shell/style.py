@@ -43,7 +43,15 @@ BASE_CSS = """
 [data-testid="stWidgetLabel"] [data-testid="stMarkdownContainer"] {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 [data-testid^="stBaseButton"] { height: auto; min-height: 2.5rem; }
+/* a button's label keeps its Chinese words whole as it keeps English ones: it wraps at a space or after
+   punctuation (「批量越大，| 吞吐越高」, not 「吞|吐」); one longer than its button still wraps, between characters */
+[data-testid^="stBaseButton"] p { word-break: keep-all !important; overflow-wrap: anywhere !important; }
 [data-testid="stSidebar"] [data-testid^="stBaseButton"] { text-align: left; justify-content: flex-start; }
+/* no tooltip right after a click on its button (ui/shell/a11y.py): it would cover the page until the pointer moves */
+.lab-quiet-tips [role="tooltip"], .lab-quiet-tips [data-testid="stTooltipContent"] { display: none !important; }
+/* the lecture moments in the sidebar (instructor mode's larger type): a title of nine Chinese characters on a line */
+[data-testid="stSidebar"] [class*="st-key-side-moment-"] button { padding-left: 0.45rem; padding-right: 0.45rem; }
+[data-testid="stSidebar"] [class*="st-key-side-moment-"] button p { font-size: 0.8rem; }
 /* the sidebar's lesson titles wrap instead of being cut */
 [data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavLink"] div,
 [data-testid="stSidebarNavLink"] p { white-space: normal !important; overflow: visible !important;
@@ -55,6 +63,9 @@ BASE_CSS = """
 .lab-scroll-x { overflow-x: auto; max-width: 100%; }
 [data-testid="stAlert"] [data-testid="stMarkdownContainer"] p { margin-bottom: 0; }
 .lab-run-heading { font-size: 1.15rem; font-weight: 600; margin: 0; padding: 0 0 0.15rem 0; }
+.lab-heading-room { display: grid; }
+.lab-heading-room > span { grid-area: 1 / 1; }
+.lab-room { visibility: hidden; }
 /* live metrics and small tables of the side-by-side views */
 .lab-metrics { display: grid; grid-template-columns: repeat(auto-fill, minmax(7.2rem, 1fr)); gap: 0.35rem 0.9rem; }
 .lab-metric-label { font-size: 0.8rem; color: #555; line-height: 1.2; }

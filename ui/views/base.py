@@ -25,7 +25,7 @@ VIEW_LABELS = ("prompt", "output", "idle", "prefill", "decode", "held", "step", 
                "blocked", "waiting_since", "why_slots", "why_budget", "why_memory", "why_fragmentation", "waiting",
                "running", "finished", "block", "slots_filled", "shared_by", "free", "free_cached", "logical",
                "physical", "logical_block", "token_states", "reserved", "internal_fragmentation",
-               "external_fragmentation", "queue_more", "svc.done_at", *(f"wait.{code}" for code in WAIT_CODES))
+               "external_fragmentation", "queue_more", "tl.done_note", *(f"wait.{code}" for code in WAIT_CODES))
 
 
 def animating() -> bool:
@@ -104,9 +104,15 @@ def heading(text: str, kind: str) -> None:
     st.html(heading_html(text, kind))
 
 
-def heading_html(text: str, kind: str) -> str:
+def heading_html(text: str, kind: str, room: str = "") -> str:
+    """A run's column heading. `room`: the longest text it will show, whose lines it takes from the start (a
+    hidden twin in the same place), so that the picture below does not move when the heading grows."""
     # h2: the page's title is the h1, and headings go down one level at a time (WCAG 1.3.1, axe heading-order)
-    return f'<h2 class="lab-run-heading" style="border-bottom:3px solid {run_color(kind)}">{escape(text)}</h2>'
+    style = f"border-bottom:3px solid {run_color(kind)}"
+    if not room:
+        return f'<h2 class="lab-run-heading" style="{style}">{escape(text)}</h2>'
+    return (f'<h2 class="lab-run-heading lab-heading-room" style="{style}"><span class="lab-room" aria-hidden="true">'
+            f'{escape(room)}</span><span>{escape(text)}</span></h2>')
 
 
 def total_frames(runs: list[LiveRun]) -> int:

@@ -61,7 +61,7 @@ def timeline(run: LiveRun, frame: int, total: int | Callable[[], int], key: str,
     else:
         def made() -> dict:
             n = client_player.shown(run)
-            done = t("svc.done_at", step=run.snapshots[-1].step) if run.done and n == run.frames else None
+            done = t("tl.done_note", step=run.snapshots[-1].step) if run.done and n == run.frames else None
             return timeline_frames(timeline_columns(run, n - 1, by_class)[:n], total_now(), done_text=done)
         frames = client_player.animated(key, lambda: client_player.run_frames(run, ("timeline", by_class, total_now()),
                                                                               made))
@@ -87,11 +87,13 @@ def queue(run: LiveRun, frame: int, key: str, by_class: bool = False, columns: i
 
 
 def _run_heading(page: str, run: LiveRun, runs: list[LiveRun], frame: int, text: str) -> None:
-    """A column's title; "done at step n" appears once the player passes the run's end."""
+    """A column's title; "done at step n" appears once the player passes the run's end, in lines the heading has
+    kept for it from the start (a run still computed keeps them for a four-digit step)."""
     done_at = f" · {t('svc.done_at', step=run.frames - 1)}" if run.done else ""
+    room = text + (done_at or f" · {t('svc.done_at', step=9999)}")
 
     def at(f: int) -> str:
-        return heading_html(text + (done_at if run.done and f >= run.frames else ""), run.label)
+        return heading_html(text + (done_at if run.done and f >= run.frames else ""), run.label, room)
     if client_player.current() is None:
         st.html(at(frame))
     else:
