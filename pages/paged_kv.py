@@ -20,10 +20,12 @@ if pending:
     ss.update({f"{PAGE}.{key}": value for key, value in moments.form_of(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
-    c = st.columns([3, 2.5, 2.5], vertical_alignment="bottom")
+    # the workload, then the two layouts, a row each pair: every name and what it means shown whole
+    c = st.columns(2, vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
-    left = choice(c[1].selectbox, t("kv.left"), list(VARIANTS), f"{PAGE}.left", "kv.v.")
-    right = choice(c[2].selectbox, t("kv.right"), list(VARIANTS), f"{PAGE}.right", "kv.v.")
+    c = st.columns(2, vertical_alignment="bottom")
+    left = choice(c[0].selectbox, t("kv.left"), list(VARIANTS), f"{PAGE}.left", "kv.v.")
+    right = choice(c[1].selectbox, t("kv.right"), list(VARIANTS), f"{PAGE}.right", "kv.v.")
     c = st.columns([1.5, 1.5, 2.2, 1.6, 1.2], vertical_alignment="bottom")
     blocks = bounded.number(c[0], "num_blocks", 0, 4096, key=f"{PAGE}.blocks", help=t("kv.blocks_help"))
     block_size = bounded.number(c[1], "block_size", 1, 256, key=f"{PAGE}.block_size")

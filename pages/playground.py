@@ -25,11 +25,12 @@ st.markdown(t("pg.intro"))
 ss.setdefault(f"{PAGE}.source", "preset")
 source = choice(st.segmented_control, t("pg.source"), SOURCES, f"{PAGE}.source", "pg.source.", required=True)
 workload, requests, trace = None, None, None
-c = st.columns([3, 1, 1.5, 1.5])
-seed = bounded.number(c[1], t("ctl.seed"), 0, 9999, value=0, key=f"{PAGE}.seed")
+picker = st.columns([2, 1])[0]  # a preset's name and what it means (the chapter's three kinds: long) on a row
+c = st.columns([1, 1.5, 1.5, 2])  # the seed; the scale or the shared prefix; the temperature
+seed = bounded.number(c[0], t("ctl.seed"), 0, 9999, value=0, key=f"{PAGE}.seed")
 if source == "preset":
-    name = choice(c[0].selectbox, t("ctl.workload"), list(PRESETS), f"{PAGE}.workload", "wl.")
-    scale = c[2].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 2.0, 4.0], 1.0, key=f"{PAGE}.scale")
+    name = choice(picker.selectbox, t("ctl.workload"), list(PRESETS), f"{PAGE}.workload", "wl.")
+    scale = c[1].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 2.0, 4.0], 1.0, key=f"{PAGE}.scale")
     workload = preset(name).scaled(scale)
     apply_hints(PAGE, name, workload.engine_hints)
     if workload.engine_hints:
@@ -39,8 +40,8 @@ if source == "preset":
 elif source == "custom":
     st.caption(t("pg.custom_help"))
     rows = editor(f"{PAGE}.classes")
-    prefix_tokens = bounded.number(c[2], t("pg.shared_prefix"), 0, 400, value=0, key=f"{PAGE}.prefix_tokens")
-    temperature = bounded.number(c[3], t("pg.temperature"), 0.0, 2.0, value=0.0, step=0.1, key=f"{PAGE}.temperature")
+    prefix_tokens = bounded.number(c[1], t("pg.shared_prefix"), 0, 400, value=0, key=f"{PAGE}.prefix_tokens")
+    temperature = bounded.number(c[2], t("pg.temperature"), 0.0, 2.0, value=0.0, step=0.1, key=f"{PAGE}.temperature")
     try:
         workload = to_workload(rows, prefix_tokens, temperature)
     except ConfigError as e:

@@ -24,10 +24,10 @@ if pending:
     ss.update({f"{PAGE}.{key}": value for key, value in moments.form_of(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
-    # two rows: four policies' names take a row's width, and priority_aging_steps (an identifier) never wraps
-    c = st.columns([1, 2.2], vertical_alignment="bottom")
-    workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
-    chosen = choice(c[1].multiselect, t("pol.policies"), tuple(VARIANTS), f"{PAGE}.policies", "pol.", max_selections=4)
+    # a row each for the workload and the policies (four names take a row's width, a workload's name and what it
+    # means more than half of one), then the numbers: priority_aging_steps (an identifier) never wraps
+    workload = choice(st.columns([1.3, 1])[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
+    chosen = choice(st.multiselect, t("pol.policies"), tuple(VARIANTS), f"{PAGE}.policies", "pol.", max_selections=4)
     c = st.columns([1.1, 1.5, 1.9, 1.5, 1, 0.8], vertical_alignment="bottom")  # 「现场」 and its help on one line
     seed = bounded.number(c[0], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
     num_seqs = bounded.number(c[1], "max_num_seqs", 0, 64, key=f"{PAGE}.slots", help=t("pol.slots_help"))

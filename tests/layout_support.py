@@ -155,6 +155,11 @@ TEXT_LAYOUT = r"""() => {
     }
   }
   collect(document, 0, 0, null);
+  // a select box shows its value in an input (no text node above): wider than the input, it is cut
+  for (const input of document.querySelectorAll('input[role="combobox"]')) {
+    if (input.value && shown(input) && input.scrollWidth > input.clientWidth + 1)
+      out.cut.push(`${where(input)} "${short(input.value)}" cut (${input.clientWidth}px of ${input.scrollWidth}px)`);
+  }
   for (const iframe of document.querySelectorAll('iframe')) {
     let doc = null;
     try { doc = iframe.contentDocument; } catch (e) { continue; }

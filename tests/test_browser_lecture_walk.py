@@ -29,7 +29,9 @@ pytestmark = pytest.mark.browser
 STRINGS = strings()
 SIZES = {True: (PROJECTOR, LAPTOP), False: (LAPTOP, PROJECTOR)}  # the walk's own size first
 LOOKS = [("zh", True), ("en", False)]
-PLAYING_LOOKS = (1.0, 6.0, 12.0)  # seconds after ▶ (Auto plays a whole moment in about 25 s)
+# seconds after ▶: a look (two sizes) takes some seconds, so the three follow each other; Auto plays a whole moment
+# in about 25 s, and they fit in it
+PLAYING_LOOKS = (0.5, 1.0, 1.5)
 
 
 def both_sizes(page, lab: str, n: int, sample: str, where: tuple, playing: bool) -> list[str]:

@@ -29,7 +29,8 @@ def device_line(sb, model: str) -> None:
 def sidebar_picker() -> None:
     sb = st.sidebar
     models.chosen()  # the default, before the select box shows it
-    choice(sb.selectbox, t("side.model"), MODELS, models.MODEL, "model.")
+    # a radio: each model's name and what it is, wrapped in the narrow sidebar (a select box would cut them)
+    choice(sb.radio, t("side.model"), MODELS, models.MODEL, "model.")
     model = models.chosen()
     sb.caption(t("side.model_loaded") if is_loaded(model) else t("side.model_lazy"))
     device_line(sb, model)

@@ -162,14 +162,16 @@ def _stop(page: str) -> None:
 
 def load_panel(page: str, control: bool = True):
     """Workload, number of prompts, rate; returns (run, sweep) button states (never pressed without `control`)."""
-    c = st.columns([2.2, 1.2, 1.2, 1.6, 1, 1.2], vertical_alignment="bottom")
+    # two rows: a workload's name and what it means take half of one
+    c = st.columns([3, 1.2, 1.2], vertical_alignment="bottom")
     choice(c[0].selectbox, t("rs.workload"), list(PRESETS), f"{page}.workload", "wl.")
     c[1].number_input(t("rs.prompts"), 2, 128, key=f"{page}.prompts")
     c[2].number_input(t("rs.rate"), 0.0, 100.0, step=1.0, key=f"{page}.rate", help=t("rs.rate_help"))
-    c[3].checkbox(t("rs.inprocess"), key=f"{page}.inprocess")
-    run = c[4].button(t("rs.run"), type="primary", key=f"{page}.run", disabled=not control)
+    c = st.columns([3, 1.2, 1.2], vertical_alignment="bottom")
+    c[0].checkbox(t("rs.inprocess"), key=f"{page}.inprocess")
+    run = c[1].button(t("rs.run"), type="primary", key=f"{page}.run", disabled=not control)
     rates = ", ".join(f"{r:g}" for r in SWEEP_RATES)
-    sweep = c[5].button(t("rs.sweep"), key=f"{page}.sweep", disabled=not control, help=t("rs.sweep_help", rates=rates))
+    sweep = c[2].button(t("rs.sweep"), key=f"{page}.sweep", disabled=not control, help=t("rs.sweep_help", rates=rates))
     return run and control, sweep and control
 
 
