@@ -20,7 +20,7 @@ if pending:
     ss.update({f"{PAGE}.{key}": value for key, value in moments.form_of(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
-    # the workload, then the two layouts, a row each pair: every name and what it means shown whole
+    # a row for the workload, one for the two layouts: every name and what it means shown whole
     c = st.columns(2, vertical_alignment="bottom")
     workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
     c = st.columns(2, vertical_alignment="bottom")

@@ -1,7 +1,7 @@
 """The policy challenge in a real browser, zh and en: a student writes a key with a typo and sees its message at its
-line and column as soon as the key leaves its box (before Run), fixes it (the message goes at once, before Run),
-runs it beside FCFS, submits it (a score alone, never the class's hidden seeds), and appears with it on the
-instructor's leaderboard.
+line and column at a pause in typing (the caret still in the box, before Run), fixes it (the message goes as soon
+as the typo does, before Run), runs it beside FCFS, submits it (a score alone, never the class's hidden seeds), and
+appears with it on the instructor's leaderboard.
 Screenshots at 1440x900 and 1280x720: tests/artifacts/challenge-*.png."""
 import uuid
 
@@ -39,10 +39,16 @@ def shoot(page, name: str, target) -> None:
 
 
 def write_key(page, lang: str, text: str) -> None:
-    """The key typed and the box left (which sends it; the page checks it then), Run not pressed."""
+    """The key typed, the caret left in the box (a pause in typing sends it; the page checks it then), Run not
+    pressed."""
     area = page.get_by_label(s("ch.key", lang), exact=True)
-    area.fill(text)
-    area.press("Tab")
+    area.click()
+    area.press("Control+a")
+    area.press_sequentially(text, delay=15)
+
+
+def still_typing_in_the_key(page, lang: str) -> bool:
+    return page.get_by_label(s("ch.key", lang), exact=True).evaluate("el => document.activeElement === el")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -55,15 +61,17 @@ def test_a_student_writes_runs_and_submits_a_key_and_the_instructor_sees_it(brow
     student.wait_for_selector("h1", timeout=60_000)
     wait_idle(student)
 
-    write_key(student, lang, TYPO)  # named as soon as it leaves the box, before Run
+    write_key(student, lang, TYPO)  # named at a pause in typing, the caret still in the box, before Run
     where = {"en": "line 1, column 10", "zh": "第 1 行第 10 列"}[lang]
     error = student.locator('[data-testid="stAlert"]').filter(has_text=where)
     error.wait_for(timeout=60_000)
-    assert "max_tokns" in error.inner_text()
+    assert "max_tokns" in error.inner_text() and still_typing_in_the_key(student, lang)
     shoot(student, f"1-typo-{lang}", error)
 
     write_key(student, lang, FIXED)  # the typo's message goes with the typo, before Run
     error.wait_for(state="detached", timeout=30_000)
+    assert still_typing_in_the_key(student, lang)
+    assert student.get_by_label(s("ch.key", lang), exact=True).input_value() == FIXED  # nothing typed was lost
     student.get_by_role("button", name=s("ch.run", lang), exact=True).click()
     student.get_by_text(s("ch.who_paid", lang), exact=True).first.wait_for(timeout=180_000)
     wait_idle(student)

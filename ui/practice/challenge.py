@@ -19,6 +19,7 @@ from ui.labs.models import get_model
 from ui.playback.player import player, show_end
 from ui.practice import challenge_grade
 from ui.progress import saved as progress
+from ui.shell import a11y
 from ui.shell.i18n import choice, engine_message, t
 from ui.views import results, slots
 
@@ -61,6 +62,7 @@ def editor() -> tuple:
         # no max_chars: a browser drops a paste past it without a word; the key's check refuses it with the limit
         st.text_area(t("ch.key"), key=KEY, height=90, help=t("ch.key_help"))
         st.text_input(t("ch.victim"), key=VICTIM, help=t("ch.victim_help"))
+        a11y.checked_as_typed(KEY, VICTIM)  # a typo is named at a pause in typing, not only when the box is left
         st.toggle(t("ch.preemptive"), key=PREEMPTIVE, help=t("ch.preemptive_help"))  # a sentence: a row of its own
         choice(st.columns(2)[0].selectbox, t("ch.compare"), BUILTINS, COMPARE, "pol.")
     with right:

@@ -2,9 +2,10 @@
 (so a screen reader pronounces it), names for buttons labelled by a glyph (▶ is read "black right-pointing
 triangle"), Streamlit's own English names ("Help for …", "Open", "Skip to main content") in the page's language, the
 reduce-motion preference of the browser, the sidebar's page list made a list again, skip links to Run and to the
-player, ← and → on the player's buttons, and number boxes that refuse text that is not a number with a message
-instead of reading 0. One small script in the app's document: the names are kept in a map that every run updates,
-and an observer applies them whenever Streamlit redraws the page."""
+player, ← and → on the player's buttons, number boxes that refuse text that is not a number with a message
+instead of reading 0, text boxes sent after a pause in typing (the challenge's key, checked as it is typed), and a
+tooltip hidden after a click on its button. One small script in the app's document: the names are kept in a map that
+every run updates, and an observer applies them whenever Streamlit redraws the page."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,7 @@ import json
 import streamlit as st
 
 HIDDEN = "lab-a11y"  # the script's element takes no room (ui/shell/style.py)
+TYPED_PAUSE_MS = 700  # a pause in typing this long sends a box checked as typed
 _SCRIPT = """<span class="lab-a11y"></span><script>
 (() => {
   const lab = window.__labA11y = window.__labA11y || { names: {} };
@@ -30,6 +32,7 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
   }
   Object.assign(lab.names, update.names || {});
   if (update.words) lab.words = update.words;
+  lab.typed = [...new Set([...(lab.typed || []), ...(update.typed || [])])];
   // Streamlit's own names ("Help for …", "Open", "Skip to main content") in the page's language, and back again
   // when it changes (React leaves an attribute it did not change as it is)
   function said(text) {
@@ -142,6 +145,22 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
       }
     }, true);
   }
+  // A text box checked as it is typed: Streamlit sends a box's text when it loses focus or on Ctrl+Enter; a pause
+  // in typing sends it the same way (a Ctrl+Enter of our own), the focus and the caret staying where they are
+  if (!lab.typedListener) {
+    lab.typedListener = true;
+    let timer = null;
+    document.addEventListener("input", (e) => {
+      const box = e.target;
+      if (e.isComposing || !box.matches || !lab.typed.some((s) => box.matches(s))) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (document.activeElement !== box) return;  // it left the box, which sent it
+        box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", code: "Enter", ctrlKey: true, bubbles: true,
+                                                         cancelable: true }));
+      }, TYPED_PAUSE_MS);
+    }, true);
+  }
   function apply() {
     lab.queued = false;
     skipLinks();
@@ -207,11 +226,13 @@ def streamlit_words() -> dict:
             "run": [said["ctl.run"][lang] for lang in ("en", "zh")]}
 
 
-def script(lang: str | None = None, names: dict[str, str] | None = None, words: dict | None = None) -> str:
+def script(lang: str | None = None, names: dict[str, str] | None = None, words: dict | None = None,
+           typed: list[str] | None = None) -> str:
     # Streamlit's DOMPurify drops a script whose text looks like markup ("<" then a letter, "/" or "!"): the
     # script has none, and in the JSON "<" can only be inside strings, where \u003c is the same
-    payload = {"lang": lang, "names": names or {}, **({"words": words} if words else {})}
+    payload = {"lang": lang, "names": names or {}, **({"words": words} if words else {}), "typed": typed or []}
     return (_SCRIPT.replace("STREAMLIT_NAMED", json.dumps(STREAMLIT_NAMED))
+            .replace("TYPED_PAUSE_MS", str(TYPED_PAUSE_MS))
             .replace("PAYLOAD", json.dumps(payload).replace("<", "\\u003c")))
 
 
@@ -219,6 +240,13 @@ def page_language(lang: str) -> None:
     """<html lang="zh"> or "en", set on every run (the language switch changes it without a reload), and
     Streamlit's own accessible names in that language."""
     st.html(script(lang=lang, words=streamlit_words()), unsafe_allow_javascript=True)
+
+
+def checked_as_typed(*keys: str) -> None:
+    """The text boxes of these widgets are sent (and so checked by the page) after a pause in typing, not only when
+    they lose focus."""
+    st.html(script(typed=[f"{key_selector(key)} {box}" for key in keys for box in ("textarea", "input")]),
+            unsafe_allow_javascript=True)
 
 
 def button_names(names: dict[str, str]) -> None:
