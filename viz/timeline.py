@@ -112,8 +112,9 @@ def slot_timeline(columns: list[TimelineColumn], frame: int, total_frames: int, 
     cursor = [{"type": "line", "x0": shown[-1].step, "x1": shown[-1].step, "y0": 0, "y1": 1, "yref": "paper",
                "line": CURSOR_LINE}] if shown else []
     done = [done_note(labels["tl.done_note"].format(step=columns[-1].step))] if ended_before else []
+    # right margin: half the label of a four-digit step at the axis' end (instructor type), never cut by the frame
     fig = figure([cells, preempted], {
-        "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 10, "t": 36 if title else 8, "b": 46},
+        "title": title_(title, 14), "height": height, "margin": {"l": 40, "r": 20, "t": 36 if title else 8, "b": 46},
         "showlegend": False, "uirevision": "timeline", "plot_bgcolor": "white", "shapes": cursor, "annotations": done,
         "xaxis": {"title": {"text": labels["step"], "standoff": 6}, "range": [start - 0.5, end - 0.5],
                   "showgrid": False, "zeroline": False},
