@@ -255,6 +255,12 @@ def at_size(page, size) -> None:
     settle(page)
 
 
+def to_top(page) -> None:
+    """The page scrolled to its top, as it is when ▶ is pressed."""
+    page.evaluate("""() => { for (const el of [document.scrollingElement,
+                       document.querySelector('[data-testid="stMain"]')]) if (el) el.scrollTop = 0; }""")
+
+
 def open_at(page, url: str) -> None:
     page.goto(url)
     page.wait_for_selector("h1", timeout=60_000)

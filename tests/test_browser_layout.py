@@ -14,7 +14,7 @@ import time
 import pytest
 from browser_support import PASSCODE, assert_no_errors, choose_speed, new_page, player_button, press_pause, press_play
 from layout_support import (LABS, LAPTOP, PROJECTOR, at_size, check_playing_picture, check_text, look_name, open_at,
-                            settle)
+                            settle, to_top)
 
 pytestmark = pytest.mark.browser
 
@@ -151,8 +151,7 @@ def test_while_playing_every_view_is_on_the_first_screen_and_no_text_collides(br
             press_play(page)
             for size in (PROJECTOR, LAPTOP):
                 at_size(page, size)
-                page.evaluate("""() => { for (const el of [document.scrollingElement,
-                                   document.querySelector('[data-testid="stMain"]')]) if (el) el.scrollTop = 0; }""")
+                to_top(page)
                 where = look_name(f"playing-{lab}", lang, instructor, size)
                 assert player_button(page, "pause").count(), f"{where}: the run stopped playing"
                 found += check_playing_picture(page, lab, views, size, where)
@@ -160,5 +159,31 @@ def test_while_playing_every_view_is_on_the_first_screen_and_no_text_collides(br
             press_pause(page)
             settle(page)
     assert_no_errors(page)
+    page.close()
+    assert found == [], "\n".join(found)
+
+
+def test_a_chart_still_loading_keeps_the_views_below_it_on_the_first_screen(browser, server):
+    """On a busy server a new chart takes seconds to load, and Streamlit holds its place with a box meanwhile: with
+    one run's chart held back (its page never answered here), a projector still shows every run's queue, and the
+    runs' views still line up, while the others play."""
+    lab, charts = "policies", []
+
+    def hold_the_third(route):
+        if route.request.resource_type == "document":
+            charts.append(route.request.url)
+            if len(charts) == 3:
+                return  # this chart's request stays pending
+        route.continue_()
+    page = new_page(browser, "zh", *PROJECTOR)
+    page.route(re.compile(r"serving_lab_live_chart"), hold_the_third)
+    open_at(page, f"{server}/{lab}?lang=zh&instructor=1")
+    run_moment(page, lab, LABS[lab][0])
+    press_play(page)
+    settle(page)
+    to_top(page)
+    where = look_name(f"loading-{lab}", "zh", True, PROJECTOR)
+    assert page.locator('[data-testid="stMain"] [data-testid="stSkeleton"]').count() == 1, "not one chart loading"
+    found = check_playing_picture(page, lab, LABS[lab][1], PROJECTOR, where) + check_text(page, where)
     page.close()
     assert found == [], "\n".join(found)

@@ -18,7 +18,7 @@ import uuid
 import pytest
 from browser_support import ARTIFACTS, assert_no_errors, new_page, player_button, press_play
 from layout_support import (BOXES, LABS, LAPTOP, PROJECTOR, at_size, check_playing_picture, check_text, look_name,
-                            settle)
+                            settle, to_top)
 from test_browser_poll import unlock, wait_for_text
 
 from classroom import get_store
@@ -43,8 +43,7 @@ def both_sizes(page, lab: str, n: int, sample: str, where: tuple, playing: bool)
         at_size(page, size)
         name = look_name(f"walk-{n}-{sample}-{lab}", lang, instructor, size)
         if playing and player_button(page, "pause").count():  # (the run may have ended during the looks)
-            page.evaluate("""() => { for (const el of [document.scrollingElement,
-                               document.querySelector('[data-testid="stMain"]')]) if (el) el.scrollTop = 0; }""")
+            to_top(page)
             off = check_playing_picture(page, lab, LABS[lab][1], size, name)
             if off:  # the moment it was seen (the look's own screenshot comes a moment later)
                 page.screenshot(path=str(ARTIFACTS / f"layout-{name}-off.png"))

@@ -36,6 +36,9 @@ def live_chart(fig, key: str, height: int, config: dict | None = None, fit: Fit 
     `playing` (client_player.playing: the URL of the frames' file and the clock): the chart plays a recorded run
     by itself. Chart text grows with instructor mode's type (ui/shell/style.py)."""
     fitted = {"min": fit.low, "max": fit.high, "reserve": FIT_RESERVE, "below": fit.below} if fit else None
+    # Streamlit holds a new chart's place with a box `height` tall until the chart has loaded (seconds on a busy
+    # server): a fitted chart's box is its least height, so one still loading never pushes the views below off screen
+    height = min(height, fit.low) if fit else height
     LIVE_CHART(spec=fig if isinstance(fig, str) else figure_json(fig), height=height, config=config or {}, key=key,
                default=None, fit=fitted, font_scale=font_scale(), frames=playing and playing["frames"],
                clock=playing and playing["clock"], anim_key=key)
