@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from engine.lab.journey import STATES
 from lessons.page_slugs import BASE_PAGES, LAB_PAGES, lesson_page
 
 ROOT = Path(__file__).resolve().parent
@@ -208,6 +209,11 @@ def load_moments(path: Path | None = None) -> dict[str, Moment]:
                               and (predict["kind"] == "number" or predict.get("choices"))), path, entry,
               "`predict` needs kind (number|choice), metric, runs (1-2 compared runs), zh and en questions, and "
               "choices for a choice")
+        _need(predict.get("metric") != "next_step" or (
+            predict["kind"] == "choice" and len(predict["runs"]) == 1 and isinstance(predict.get("request"), str)
+            and isinstance(predict.get("step"), int) and set(predict["choices"]) <= set(STATES)), path, entry,
+              "a next_step question is a choice on one run, with the request, the step it is asked at, and choices "
+              "among the journey's states")
         out[d["id"]] = Moment(d["id"], d["page"], d.get("workload"), int(d.get("seed", 0)),
                               dict(d.get("settings") or {}),
                               tuple(d.get("compare") or ()), tuple(d.get("batch_sizes") or ()),

@@ -6,18 +6,25 @@ A moment's `predict` (moments.yaml) names what to predict and how to read it fro
     metric: dotted path into summarize()    scale: 100 for a 0-1 share shown in percent
     runs: [a] (that run's value) or [a, b] (a / b for a number; which is lower for a choice)
     choices: for a choice, the run labels plus "same" (within 5 %)
+  or, what the engine did to one request at the next step (a choice of engine/lab/journey.py's STATES):
+    metric: next_step    runs: [a]    request: its id    step: the step the question is asked at
+    words: the strings' prefix of the choices' names (pred.choice. unless given)
+A choice is kept in the store (and polled) as its index in `choices` (as_number).
 Predictions live in a plain dict (the attempt's store; session state for now) keyed by moment id, so a
 database can keep them later without touching the pages."""
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import asdict, dataclass
 
+from engine.lab.journey import steps_of
 from lessons.figures import figure, unit_word, with_unit
 from lessons.grading import metric_value, parse_number
 from lessons.loader import Moment
 
 SAME_WITHIN = 0.05
+NEXT_STEP = "next_step"  # the metric of a question on one request's next step
 
 
 @dataclass(frozen=True)
@@ -42,10 +49,13 @@ def made(store: dict, moment_id: str) -> Prediction | None:
     return Prediction(**store[moment_id]) if moment_id in store else None
 
 
-def measured(moment: Moment, summaries: dict[str, dict]) -> float | str | None:
-    """The predicted quantity, read from the moment's runs (label -> summarize() dict)."""
+def measured(moment: Moment, summaries: dict[str, dict], snapshots: dict | None = None) -> float | str | None:
+    """The predicted quantity, read from the moment's runs (label -> summarize() dict; `snapshots`: label -> the
+    run's step snapshots, which a next-step question reads)."""
     p = moment.predict
     runs = p.get("runs") or []
+    if p.get("metric") == NEXT_STEP:
+        return _next_step(p, (snapshots or {}).get(runs[0]))
     if not p or any(r not in summaries for r in runs):
         return None
     values = [metric_value(summaries[r], p["metric"]) for r in runs]
@@ -60,6 +70,42 @@ def measured(moment: Moment, summaries: dict[str, dict]) -> float | str | None:
     if abs(a - b) <= SAME_WITHIN * max(abs(a), abs(b), 1e-9):
         return "same"
     return runs[0] if a < b else runs[1]
+
+
+def _next_step(p: dict, snapshots) -> str | None:
+    """What the engine did to the question's request at the step after the question's (None: no such step)."""
+    if snapshots is None:
+        return None
+    after = next((s.state for s in steps_of(snapshots, p["request"]) if s.step == p["step"] + 1), None)
+    return after if after in p["choices"] else None
+
+
+def as_number(moment: Moment, value) -> float | None:
+    """A prediction or a measured value as the store keeps it: a number as it is, a choice as its index."""
+    if value is None or isinstance(value, (int, float)):
+        return value
+    return float(moment.predict["choices"].index(value))
+
+
+def as_choice(moment: Moment, number: float) -> str | None:
+    """The choice a stored index stands for (None: not an index of the question's choices)."""
+    choices = moment.predict.get("choices") or ()
+    return choices[int(number)] if float(number).is_integer() and 0 <= number < len(choices) else None
+
+
+def room_answer(moment: Moment, values: list[float]) -> float | None:
+    """The room's answer from its stored answers: the median of numbers; the choice most chose (of those tied, the
+    first in the question's order)."""
+    if not values:
+        return None
+    if moment.predict.get("kind") != "choice":
+        return statistics.median(values)
+    return float(max(sorted(set(values)), key=values.count))
+
+
+def choice_key(moment: Moment, choice: str) -> str:
+    """The strings' key of a choice's name."""
+    return moment.predict.get("words", "pred.choice.") + choice
 
 
 def unit(moment: Moment | None, lang: str) -> str:

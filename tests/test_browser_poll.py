@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 from browser_support import ARTIFACTS, assert_no_errors, new_page, wait_idle, PASSCODE
+from layout_support import check_text
 
 from classroom import get_store
 from lessons import load_moments, load_quiz, predictions
@@ -158,6 +159,49 @@ def test_a_live_poll_reaches_two_students_and_reveals_the_measured_value_on_all_
     assert_no_errors(teacher)
     for page in (teacher, *students):
         page.close()
+
+
+def test_a_choice_poll_on_one_requests_next_step_is_answered_by_a_click_and_reads_whole_on_both_screens(
+        browser, server):
+    """The next-step poll: the student (zh, 1280x720) picks what the engine does next by clicking its name and sends
+    it; the instructor (en, 1440x900) sees a bar per choice; after "close and run" both read the engine's next step.
+    No text of either page overlaps, is cut or wraps mid-word."""
+    moment_id = "fixed-batch-next-step"
+    code, db = f"next-{uuid.uuid4().hex[:6]}", get_store()
+    tok = db.new_student("Lin Student", code)
+    teacher = new_page(browser, "en", *SIZES[0])
+    unlock(teacher, server, "en", code)
+    teacher.locator(f".st-key-side-moment-{moment_id} button").first.click()
+    teacher.locator(f".st-key-poll-{moment_id}-open button").first.click(timeout=60_000)
+    teacher.locator(".st-key-poll-live").first.wait_for(timeout=30_000)
+
+    student = new_page(browser, "zh", *SIZES[1])
+    student.goto(f"{server}/?s={tok}&lang=zh")
+    banner = student.locator(".st-key-poll-banner")
+    said = {lang: STRINGS["journey.next.waiting"][lang] for lang in ("en", "zh")}
+    banner.get_by_text(said["zh"], exact=True).click(timeout=60_000)
+    banner.locator("button").filter(has_text=STRINGS["poll.send"]["zh"]).first.click()
+    wait_for_text(student, ".st-key-poll-banner", re.escape(STRINGS["poll.sent"]["zh"].format(value=said["zh"])))
+    found = check_text(student, "poll-choice-student-open-zh-1280x720")
+
+    wait_for_text(teacher, ".st-key-poll-live", re.escape(STRINGS["poll.live"]["en"].format(code=code, n=1)))
+    assert teacher.locator(".st-key-poll-live .js-plotly-plot .bars path").count() >= 1
+    found += check_text(teacher, "poll-choice-instructor-live-en-1440x900")
+    teacher.locator(f".st-key-poll-{moment_id}-close button").first.click()
+    moment = load_moments()[moment_id]
+    assert wait_for_measured(db, code) == predictions.as_number(moment, "waiting")
+    wait_for_text(teacher, ".st-key-poll-reveal", re.escape(STRINGS["poll.closed_line_choice"]["en"].format(
+        n=1, median=said["en"], measured=said["en"])), timeout=120)
+    wait_idle(teacher)
+    found += check_text(teacher, "poll-choice-instructor-reveal-en-1440x900")
+    measured = STRINGS["poll.result_choice"]["zh"].split("**")[0].split("}")[-1].strip()  # "实测："
+    wait_for_text(student, ".st-key-poll-banner", re.escape(measured) + r"\s*" + re.escape(said["zh"]), timeout=60)
+    wait_idle(student)
+    found += check_text(student, "poll-choice-student-reveal-zh-1280x720")
+    for page in (teacher, student):
+        assert_no_errors(page)
+        page.close()
+    assert found == [], "\n".join(found)
 
 
 def test_the_room_gets_the_measured_value_after_the_instructor_closes_the_tab_right_after_close_and_run(

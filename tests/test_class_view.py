@@ -215,6 +215,68 @@ def test_a_live_poll_from_open_to_the_measured_value_on_every_screen(configured)
 
 
 @pytest.mark.slow
+def test_a_poll_on_one_requests_next_step_is_answered_by_choice_and_the_engine_grades_it(configured):
+    """A choice poll: students pick what the engine does next with one request (a choice by its name, none picked
+    is refused), the instructor sees a bar per choice, and "close and run" reveals the engine's next step beside
+    the choice most of the room made."""
+    moment_id, code, db = "fixed-batch-next-step", f"n-{uuid.uuid4().hex[:8]}", get_store()
+    moment = load_moments()[moment_id]
+    tokens = [db.new_student("", code) for _ in range(3)]
+    teacher = enter(class_view(), PASSCODE)
+    teacher.text_input(key="class-view.class.widget").input(code).run()
+    teacher.button(key=f"side.moment.{moment_id}").click().run()
+    teacher.switch_page("pages/static_vs_continuous.py")
+    next(b for b in teacher.button if b.label == f"📊 Open the poll for class {code}").click().run()
+    poll = db.current_poll(code)
+    assert poll.prompt_id == moment_id
+
+    students = [student_app(tok, lang) for tok, lang in zip(tokens[:2], ("en", "zh"))]
+    en, zh = students
+    assert any(moment.predict["en"] in m.value for m in en.markdown)
+    next(b for b in en.button if b.label == "Send").click().run()  # nothing picked
+    assert en.error[0].value == STRINGS["pred.pick"]["en"] and db.poll_values(poll.id) == []
+    assert en.radio(key=f"poll.answer.{poll.id}").options == [STRINGS[f"journey.next.{c}"]["en"]
+                                                              for c in moment.predict["choices"]]
+    for at, picked, lang in ((en, "prefill", "en"), (zh, "waiting", "zh")):
+        at.radio(key=f"poll.answer.{poll.id}").set_value(picked)
+        next(b for b in at.button if b.label == STRINGS["poll.send"][lang]).click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert STRINGS["poll.sent"][lang].format(value=STRINGS[f"journey.next.{picked}"][lang]) in [
+            c.value for c in at.caption]
+    db.answer_poll(poll.id, tokens[2], predictions.as_number(moment, "prefill"))  # a third, from another replica
+    assert sorted(db.poll_values(poll.id)) == [0.0, 0.0, 1.0]
+
+    teacher.run()
+    assert f"Poll open (class {code}): 3 answers so far" in [m.value for m in teacher.markdown]
+    live = json.loads(teacher.get("plotly_chart")[-1].proto.spec)["data"][0]
+    assert dict(zip(live["y"], live["x"])) == {"it enters the batch: prefill": 2, "it keeps waiting": 1,
+                                               "it decodes a token": 0, "it finishes": 0}
+    next(b for b in teacher.button if b.label == "Close and run").click().run(timeout=300)
+    poll_job.join(timeout=300)
+    runs_ended(teacher)
+    assert not teacher.exception, [e.value for e in teacher.exception]
+    assert db.latest_poll(code).measured == predictions.as_number(moment, "waiting")  # the engine's next step
+    assert STRINGS["poll.closed_line_choice"]["en"].format(
+        n=3, median="it enters the batch: prefill", measured="it keeps waiting") in [m.value for m in teacher.markdown]
+    assert "The room's prediction: it enters the batch: prefill · measured: it keeps waiting" in [
+        i.value for i in teacher.info]
+    for at, lang, mine in ((en, "en", "prefill"), (zh, "zh", "waiting")):
+        at.run()
+        words = {c: STRINGS[f"journey.next.{c}"][lang] for c in ("prefill", "waiting")}
+        assert STRINGS["poll.result_choice"][lang].format(
+            question=moment.predict[lang], measured=words["waiting"], mine=words[mine], n=3,
+            median=words["prefill"]) in [m.value for m in at.markdown]
+    kept = db.class_predictions(code)[moment_id]  # the two students' own predictions, with the engine's answer
+    assert sorted(kept["values"]) == [0.0, 1.0] and kept["measured"] == 1.0
+    fresh = enter(class_view(), PASSCODE)
+    fresh.text_input(key="class-view.class.widget").input(code).run()
+    bars = [json.loads(c.proto.spec)["data"][0] for c in fresh.get("plotly_chart")]
+    drawn = [dict(zip(b["y"], b["x"])) for b in bars if b.get("orientation") == "h"]
+    assert {"it enters the batch: prefill": 1, "it keeps waiting": 1, "it decodes a token": 0,
+            "it finishes": 0} in drawn  # the predictions tab: a bar per choice, not a histogram of indices
+
+
+@pytest.mark.slow
 def test_with_the_instructor_gone_after_close_and_run_the_server_reveals_the_value_in_chinese(configured):
     """Nothing reruns the instructor's script after "close and run" (its tab is gone): the server's job publishes
     the measured value, the students (in zh) see it beside their answers, and a class view opened anew shows it."""

@@ -74,3 +74,43 @@ def test_every_number_prediction_is_shown_with_its_unit():
     assert got["long-context-preemption"] == ("2.3", "2.3")  # a count of preemptions
     assert all(not en[-1].isdigit() for mid, (en, _) in got.items() if mid != "long-context-preemption"), got
     assert shown(moments["fixed-batch-holes"], None, "en") == "–"
+
+
+def test_a_choice_is_stored_as_its_index_and_the_room_answers_with_the_choice_most_chose():
+    uniform = MOMENTS["uniform-control"]  # choices: static, continuous, same
+    assert [predictions.as_number(uniform, c) for c in ("static", "continuous", "same")] == [0.0, 1.0, 2.0]
+    assert [predictions.as_choice(uniform, n) for n in (0.0, 1.0, 2.0)] == ["static", "continuous", "same"]
+    assert predictions.as_choice(uniform, 3.0) is None and predictions.as_choice(uniform, 0.5) is None
+    assert predictions.as_choice(uniform, -1.0) is None
+    assert predictions.room_answer(uniform, [2.0, 1.0, 2.0, 0.0]) == 2.0
+    assert predictions.room_answer(uniform, [2.0, 1.0]) == 1.0  # a tie: the first in the question's order
+    assert predictions.room_answer(uniform, []) is None
+    assert predictions.room_answer(MOMENTS["chat-and-reports"], [1.0, 3.0, 10.0]) == 3.0  # numbers: the median
+
+
+def test_the_next_step_question_says_what_the_engine_did_and_its_naive_answer_is_wrong(tiny):
+    """The question's facts (the fixed batch at step 24: five of eight slots running, mixed-8 waiting) are the
+    engine's; what it did next (mixed-8 waits on: the batch is closed) is the measured answer, and the answer a
+    student guesses from the empty slots (it enters the batch) is wrong. Continuous batching had let it in by then."""
+    from engine.lab.experiment import run_requests, workload_requests
+    from engine.lab.journey import steps_of
+    from engine.lab.workload import engine_config_for, preset
+    from ui.labs.variants import of_moment
+
+    moment = MOMENTS["fixed-batch-next-step"]
+    p, workload = moment.predict, preset(moment.workload)
+    requests = workload_requests(tiny, workload, moment.seed)
+    runs = {label: run_requests(tiny, requests, engine_config_for(workload, **s)).snapshots
+            for label, s in of_moment(moment)}
+    at = next(s for s in runs["static"] if s.step == p["step"])
+    held = {r.slot for r in at.requests.values() if r.slot is not None}
+    assert len(at.batch) == 5 and len(held) == 5 and dict(of_moment(moment))["static"]["max_num_seqs"] == 8
+    journey = {s.step: s for s in steps_of(runs["static"], p["request"])}
+    assert journey[p["step"]].state == "waiting" and journey[p["step"]].wait.code == "batch_running"
+    measured = predictions.measured(moment, {}, runs)
+    assert measured == "waiting" and measured in p["choices"] and "prefill" in p["choices"]
+    assert predictions.measured(moment, {}, {}) is None  # no runs yet: nothing measured
+    entered = next(s.step for s in steps_of(runs["continuous"], p["request"]) if s.state == "prefill")
+    assert entered <= p["step"]
+    for lang in ("en", "zh"):
+        assert p["request"] in p[lang] and str(p["step"]) in p[lang] and str(p["step"] + 1) in p[lang]

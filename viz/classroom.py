@@ -64,14 +64,16 @@ def prediction_histogram(values: list[float], measured: float | None, labels: di
     return figure(traces, layout)
 
 
-def answer_bars(counts: dict[str, int], correct: set[str], labels: dict, height: int | None = None) -> go.Figure:
-    """One bar per answer given (how many chose it), the correct answers green. labels: count."""
+def answer_bars(counts: dict[str, int], correct: set[str] | None, labels: dict,
+                height: int | None = None) -> go.Figure:
+    """One bar per answer given (how many chose it), the correct answers green (None: not known yet, every bar in
+    one neutral colour). labels: count."""
     answers = list(counts)
     height = height or 60 + 28 * max(1, len(answers))
     # a student's answer is text: plotly would draw <b>..</b> in a label as bold, and an entity shows as typed
     trace = {"type": "bar", "orientation": "h", "y": [escape(a, quote=False) for a in answers],
              "x": [counts[a] for a in answers],
-             "marker": {"color": [RIGHT if a in correct else WRONG for a in answers]},
+             "marker": {"color": [ACCENT if correct is None else RIGHT if a in correct else WRONG for a in answers]},
              "hovertemplate": "%{y}: %{x}<extra></extra>"}
     return figure([trace], {"height": height, "margin": {"l": 10, "r": 10, "t": 6, "b": 30}, "showlegend": False,
                             "xaxis": {"title": {"text": labels["count"], "standoff": 2}, "rangemode": "tozero",

@@ -18,10 +18,10 @@ from lessons.grading import figure, typed
 from lessons import quiz_variants
 from ui.instructor import access, moments
 from ui.instructor.attempts import ATTEMPTS
-from ui.instructor.poll import histogram_labels, summary_line
+from ui.instructor.poll import answers_chart, summary_line
 from ui.instructor.access import CLASS, message
 from ui.shell.i18n import lang, t
-from viz.classroom import answer_bars, criteria_bars, prediction_histogram
+from viz.classroom import answer_bars, criteria_bars
 
 REFRESH_S = 3
 PAGE = "class-view"
@@ -301,7 +301,7 @@ def _predictions(preds: dict, latest: dict) -> None:
             st.caption(t("cv.prediction_line", n=len(entry["values"])), help=t("cv.first_help"))
             st.caption(t("cv.prediction_line_latest", n=len(latest.get(prompt_id, {}).get("values", ()))),
                        help=t("cv.latest_help"))
-            st.plotly_chart(prediction_histogram(entry["values"], entry["measured"], histogram_labels(prompt_id)),
+            st.plotly_chart(answers_chart(entry["values"], entry["measured"], prompt_id),
                             key=f"{PAGE}.pred.{prompt_id}", config={"displayModeBar": False})
 
 
@@ -316,7 +316,7 @@ def _poll(poll, values: list[float]) -> None:
         st.caption(summary_line(values, poll.measured, poll.prompt_id))
         if poll.state == "failed":
             st.error(t("poll.failed_room"))
-    st.plotly_chart(prediction_histogram(values, poll.measured, histogram_labels(poll.prompt_id)), key=f"{PAGE}.poll",
+    st.plotly_chart(answers_chart(values, poll.measured, poll.prompt_id), key=f"{PAGE}.poll",
                     config={"displayModeBar": False})
 
 

@@ -116,8 +116,8 @@ def _predicted(moment, where=st) -> bool:
         if p["kind"] == "number":
             raw = st.text_input(t("pred.number"), key=f"pred.{moment.id}.value")
         else:
-            raw = st.radio(t("pred.choice"), p["choices"], format_func=lambda c: t(f"pred.choice.{c}"), index=None,
-                           key=f"pred.{moment.id}.value", horizontal=True)
+            raw = st.radio(t("pred.choice"), p["choices"], format_func=lambda c: t(predictions.choice_key(moment, c)),
+                           index=None, key=f"pred.{moment.id}.value", horizontal=True)
         row = st.container(horizontal=True, gap="medium")  # each button as wide as its label: neither wraps
         go, skip = row.form_submit_button(t("pred.run"), type="primary"), row.form_submit_button(t("pred.skip"))
     if skip:
@@ -143,7 +143,8 @@ def reveal(page_id: str, runs) -> None:
     pid = st.session_state.get(f"{page_id}.moment")
     if not pid or pid not in all_moments() or not runs or not all(r.done for r in runs):
         return
-    value = predictions.measured(all_moments()[pid], {r.label: r.summary() for r in runs})
+    moment = all_moments()[pid]
+    value = predictions.measured(moment, {r.label: r.summary() for r in runs}, {r.label: r.snapshots for r in runs})
     poll.reveal(pid, value)  # a live poll on this moment: its answers against the measured value
     made = predictions.made(st.session_state.get(keys.PREDICTIONS, {}), pid)
     if not made or value is None:
@@ -151,7 +152,9 @@ def reveal(page_id: str, runs) -> None:
     if not made.by_room:
         progress.measured(pid, value)
     def shown(v, typed: bool = False) -> str:
-        return t(f"pred.choice.{v}") if isinstance(v, str) else predictions.shown(all_moments()[pid], v, lang(), typed)
+        if isinstance(v, str):
+            return t(predictions.choice_key(moment, v))
+        return predictions.shown(moment, v, lang(), typed)
     st.info(t("pred.reveal", who=t("pred.room_said" if made.by_room else "pred.you_said"),
               guess=shown(made.value, typed=True), measured=shown(value)), icon="🔮")
 

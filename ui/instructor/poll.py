@@ -6,7 +6,6 @@ so several app processes behind one database work the same. The measured value i
 (ui.instructor.poll_job), not by the instructor's session: the room gets it even if that tab is closed."""
 from __future__ import annotations
 
-import statistics
 from datetime import datetime, timezone
 
 import streamlit as st
@@ -18,7 +17,7 @@ from ui.instructor.access import instructor_class, message, store, student, unlo
 from ui.labs.experiments import moment_runs
 from ui.progress import keys, unsaved
 from ui.shell.i18n import lang, t
-from viz.classroom import prediction_histogram
+from viz.classroom import answer_bars, prediction_histogram
 
 POLL_S = 2
 SHOW_RESULT_FOR_S = 30 * 60  # a closed poll's result stays on a student's screen this long (or until dismissed)
@@ -26,7 +25,11 @@ ss = st.session_state
 
 
 def pollable(moment) -> bool:
-    return bool(moment.predict) and moment.predict.get("kind") == "number"
+    return bool(moment.predict) and moment.predict.get("kind") in ("number", "choice")
+
+
+def _choice(moment) -> bool:
+    return moment is not None and moment.predict.get("kind") == "choice"
 
 
 def histogram_labels(moment_id: str) -> dict:
@@ -39,12 +42,34 @@ def histogram_labels(moment_id: str) -> dict:
 
 
 def _num(v: float | None, moment_id: str, typed: bool = False) -> str:
-    return predictions.shown(load_moments().get(moment_id), v, lang(), typed)
+    """A stored answer or measured value as people read it: a number in the moment's unit, a choice by its name."""
+    moment = load_moments().get(moment_id)
+    if _choice(moment) and v is not None:
+        picked = predictions.as_choice(moment, v)
+        return t(predictions.choice_key(moment, picked)) if picked else "–"
+    return predictions.shown(moment, v, lang(), typed)
 
 
 def summary_line(values: list[float], measured: float | None, moment_id: str) -> str:
-    return t("poll.closed_line", n=len(values), median=_num(statistics.median(values) if values else None, moment_id),
-             measured=_num(measured, moment_id))
+    moment = load_moments().get(moment_id)
+    room = predictions.room_answer(moment, values) if moment else None
+    return t("poll.closed_line_choice" if _choice(moment) else "poll.closed_line", n=len(values),
+             median=_num(room, moment_id), measured=_num(measured, moment_id))
+
+
+def answers_chart(values: list[float], measured: float | None, moment_id: str, height: int = 260):
+    """The class's answers: a histogram of numbers with the measured value marked, or a bar per choice (the
+    measured one green once it is known)."""
+    moment = load_moments().get(moment_id)
+    if not _choice(moment):
+        return prediction_histogram(values, measured, histogram_labels(moment_id), height=height)
+    names = [t(predictions.choice_key(moment, c)) for c in moment.predict["choices"]]
+    counts = dict.fromkeys(names, 0)
+    for v in values:
+        if (picked := predictions.as_choice(moment, v)) is not None:
+            counts[t(predictions.choice_key(moment, picked))] += 1
+    right = None if measured is None else {_num(measured, moment_id)}
+    return answer_bars(counts, right, {"count": t("cv.count")}, height=height)
 
 
 # -- the instructor's side ---------------------------------------------------------------------------------
@@ -100,7 +125,9 @@ def _close_and_run(db, poll_id: int, moment) -> None:
         return
     poll_job.start(db, poll_id, moment, moment_runs(moment))
     if values:
-        predictions.record(ss.setdefault(keys.PREDICTIONS, {}), moment, statistics.median(values), by_room=True)
+        room = predictions.room_answer(moment, values)
+        predictions.record(ss.setdefault(keys.PREDICTIONS, {}), moment,
+                           predictions.as_choice(moment, room) if _choice(moment) else room, by_room=True)
     ss[key], ss[f"{key}.ran"] = poll_id, True
 
 
@@ -112,15 +139,17 @@ def _live_answers(db, poll_id: int, code: str, moment_id: str) -> None:
         return
     with st.container(key="poll-live"):
         st.markdown(t("poll.live", code=code, n=len(values)))
-        st.plotly_chart(prediction_histogram(values, None, histogram_labels(moment_id), height=220),
-                        key="poll.live.chart", config={"displayModeBar": False})
+        st.plotly_chart(answers_chart(values, None, moment_id, height=220), key="poll.live.chart",
+                        config={"displayModeBar": False})
 
 
 def reveal(moment_id: str, measured) -> None:
     """After the moment's runs: the poll this session closed for it, the class's answers against the measured
     value. The server publishes that value to the students (poll_job, from the same runs); this only shows it."""
     poll_id = ss.get(f"poll.{moment_id}")
-    if poll_id is None or not isinstance(measured, (int, float)):
+    moment = load_moments().get(moment_id)
+    measured = predictions.as_number(moment, measured) if moment else None
+    if poll_id is None or measured is None:
         return
     db = store()
     if db is None:
@@ -136,8 +165,8 @@ def reveal(moment_id: str, measured) -> None:
         if latest is not None and latest.id == poll_id and latest.state == "failed":  # the students got no value
             st.error(t("poll.failed_room"))
         st.markdown(summary_line(values, float(measured), moment_id))
-        st.plotly_chart(prediction_histogram(values, float(measured), histogram_labels(moment_id), height=220),
-                        key=f"poll.reveal.{poll_id}", config={"displayModeBar": False})
+        st.plotly_chart(answers_chart(values, float(measured), moment_id, height=220), key=f"poll.reveal.{poll_id}",
+                        config={"displayModeBar": False})
 
 
 # -- the students' side ------------------------------------------------------------------------------------
@@ -190,23 +219,31 @@ def _banner(db, token: str, code: str) -> None:
             values = []
         c = st.columns([6, 1], vertical_alignment="center")
         pid = poll.prompt_id
-        c[0].markdown(t("poll.result", question=_question(pid), measured=_num(poll.measured, pid),
+        moment = load_moments().get(pid)
+        c[0].markdown(t("poll.result_choice" if _choice(moment) else "poll.result", question=_question(pid),
+                        measured=_num(poll.measured, pid),
                         mine=_num(mine[poll.id], pid, typed=True) if poll.id in mine else t("poll.no_answer"),
-                        n=len(values), median=_num(statistics.median(values) if values else None, pid)))
+                        n=len(values), median=_num(predictions.room_answer(moment, values) if moment else None, pid)))
         c[1].button(t("poll.dismiss"), key=f"poll.dismiss.{poll.id}", on_click=dismissed.add, args=(poll.id,))
 
 
 def _answer_form(db, token: str, poll) -> None:
     mine = ss["poll.mine"]
     st.markdown(t("poll.banner", question=_question(poll.prompt_id)))
+    moment = load_moments().get(poll.prompt_id)
     with st.form(f"poll.form.{poll.id}", border=False):
         c = st.columns([3, 1], vertical_alignment="bottom")
-        raw = c[0].text_input(t("poll.answer"), key=f"poll.answer.{poll.id}")
+        if _choice(moment):
+            names = {ch: t(predictions.choice_key(moment, ch)) for ch in moment.predict["choices"]}
+            picked = c[0].radio(t("poll.answer_choice"), list(names), key=f"poll.answer.{poll.id}", index=None,
+                                format_func=names.get, horizontal=True)
+            value = None if picked is None else predictions.as_number(moment, picked)
+        else:
+            value = parse_number(c[0].text_input(t("poll.answer"), key=f"poll.answer.{poll.id}"))
         sent = c[1].form_submit_button(t("poll.send"), type="primary")
     if sent:
-        value = parse_number(raw)
         if value is None:
-            st.error(t("pred.not_number"))
+            st.error(t("pred.pick" if _choice(moment) else "pred.not_number"))
         else:
             try:
                 db.answer_poll(poll.id, token, value)

@@ -47,7 +47,8 @@ def _finish(db, poll_id: int, moment, runs: Callable[[], list[LiveRun]]) -> None
         made = runs()
         for run in made:
             _wait(run)
-        value = predictions.measured(moment, {run.label: run.summary() for run in made})
+        value = predictions.as_number(moment, predictions.measured(
+            moment, {run.label: run.summary() for run in made}, {run.label: run.snapshots for run in made}))
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"the runs of {moment.id} measured no number ({value!r})")
         db.reveal_poll(poll_id, float(value))

@@ -19,6 +19,7 @@ from classroom import StorageError, Store, get_store, is_token
 from classroom.outbox import Progress, progress_ops
 from lessons import load_moments, load_quiz
 from lessons.attempt import Attempt
+from lessons import predictions
 from lessons.predictions import Prediction
 from ui.progress import keys, quiz_state, unsaved
 from ui.progress.unsaved import send
@@ -186,10 +187,7 @@ def _prediction_value(moment, stored: float):
     """Number predictions are stored as they are; a choice as its index in the moment's choices."""
     if moment is None or not moment.predict:
         return None
-    if moment.predict.get("kind") == "number":
-        return stored
-    choices = moment.predict.get("choices", [])
-    return choices[int(stored)] if 0 <= int(stored) < len(choices) else None
+    return stored if moment.predict.get("kind") == "number" else predictions.as_choice(moment, stored)
 
 
 # -- writing through -------------------------------------------------------------------------------------------
@@ -273,10 +271,9 @@ def refresh_marks() -> None:
 
 
 def prediction(moment, made: Prediction) -> None:
-    value = made.value if isinstance(made.value, (int, float)) else moment.predict["choices"].index(made.value)
     tok = token()
     if tok:
-        send("record_prediction", tok, moment.id, value, None, attempts()[0])
+        send("record_prediction", tok, moment.id, predictions.as_number(moment, made.value), None, attempts()[0])
 
 
 def measured(moment_id: str, value) -> None:
@@ -284,9 +281,7 @@ def measured(moment_id: str, value) -> None:
     ss = st.session_state
     if tok and moment_id in ss.get(keys.PREDICTIONS, {}) and ss.get(keys.MEASURED_PREFIX + moment_id) != value:
         ss[keys.MEASURED_PREFIX + moment_id] = value
-        moment = load_moments()[moment_id]
-        number = value if isinstance(value, (int, float)) else moment.predict["choices"].index(value)
-        send("set_measured", tok, moment_id, number, attempts()[0])
+        send("set_measured", tok, moment_id, predictions.as_number(load_moments()[moment_id], value), attempts()[0])
 
 
 def milestone(milestone_id: str) -> None:
