@@ -3,7 +3,7 @@ behind the passcode."""
 import streamlit as st
 
 from ui.instructor import class_view, passcode, review
-from ui.instructor.access import store, unlocked
+from ui.instructor.access import keep_cookie, store, unlocked
 from ui.practice import challenge_grade, challenge_targets, tournament
 from ui.shell.i18n import t
 
@@ -24,3 +24,4 @@ else:
         challenge_targets.form(db, code)
         challenge_grade.instructor_board(db, code)
         tournament.show(db, code)
+    keep_cookie()  # last: the script element it may draw adds no gap between the views

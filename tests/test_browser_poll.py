@@ -297,6 +297,32 @@ def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_
     page.close()
 
 
+def test_a_cookie_write_the_browser_lost_is_made_again_so_a_reload_keeps_the_class(browser, server):
+    """On a busy server the script that sets the instructor's cookie can be replaced by the next run before the
+    browser runs it (CI: a reload then opened an empty class). Here the browser drops the first write of that
+    cookie: the class view writes it again, and a reload keeps the class."""
+    code = f"lost-{uuid.uuid4().hex[:6]}"
+    page = new_page(browser, "en", 1440, 900)
+    page.add_init_script("""(() => {
+        const own = Object.getOwnPropertyDescriptor(Document.prototype, 'cookie');
+        let dropped = false;
+        Object.defineProperty(document, 'cookie', { configurable: true,
+            get() { return own.get.call(document); },
+            set(v) {
+                if (dropped || !/^serving_lab_instructor=[^;]/.test(v)) return own.set.call(document, v);
+                dropped = window.__dropped = true;
+            } });
+    })()""")
+    unlock(page, server, "en", code)
+    assert page.evaluate("() => !!window.__dropped"), "the first write was not made through document.cookie"
+    page.reload()
+    page.wait_for_selector("h1", timeout=60_000)
+    wait_idle(page)
+    assert page.locator(".st-key-class-view-class-widget input").input_value(timeout=30_000) == code
+    assert_no_errors(page)
+    page.close()
+
+
 def test_a_copied_instructor_cookie_opens_another_browser_until_sign_out_everywhere(browser, server):
     """The instructor's cookie pasted into another browser opens the class view there (it is the session), and
     *Sign out everywhere* ends it in both: the copy, replayed in a fresh session, meets the passcode form."""

@@ -38,12 +38,26 @@ def grant() -> bool:
         token = None
     if token is None:
         return False
+    if (earlier := _token()) is not None:  # entered again (the store was away): one session per browser is open
+        try:
+            db.revoke_instructor_session(earlier)
+        except StorageError:
+            pass  # it expires by itself; this browser holds only the new one
     st.session_state[UNLOCKED] = token
     st.session_state.pop(LOCKED, None)
     _write_cookie(token)  # a token is URL-safe base64: nothing to escape in a cookie
     if st.session_state.get(CLASS):
         remember()  # apart: a class code the store refuses leaves the session open, with the store's warning
     return True
+
+
+def keep_cookie() -> None:
+    """The cookie set again to this session's token while the browser has not sent it back: the script that set it
+    can be lost (on a busy server a rerun can replace it before the browser runs it), and a reload would then meet
+    the passcode form, or an earlier session of this browser with another class."""
+    token = _token()
+    if token is not None and _cookie() != token:
+        _write_cookie(token)
 
 
 def remember() -> None:
