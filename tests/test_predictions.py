@@ -114,3 +114,20 @@ def test_the_next_step_question_says_what_the_engine_did_and_its_naive_answer_is
     assert entered <= p["step"]
     for lang in ("en", "zh"):
         assert p["request"] in p[lang] and str(p["step"]) in p[lang] and str(p["step"] + 1) in p[lang]
+
+
+def test_the_next_step_moment_is_asked_by_name_and_follows_its_request():
+    """A student takes "Waiting beside empty slots": the prediction is a choice of what the engine does next, in
+    the journey's words; after the run, Follow a request opens on the request the question is about, in the run
+    it is about, and the reveal names the engine's next step."""
+    at = page("pages/static_vs_continuous.py")
+    next(b for b in at.button if b.key == "static-vs-continuous.moment-btn.fixed-batch-next-step").click().run()
+    radio = at.radio(key="pred.fixed-batch-next-step.value")
+    assert radio.options == ["it enters the batch: prefill", "it keeps waiting", "it decodes a token", "it finishes"]
+    radio.set_value("prefill")
+    next(b for b in at.button if b.label == "Save the prediction and run").click().run()
+    runs_ended(at)
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Your prediction: it enters the batch: prefill · measured: it keeps waiting" in [i.value for i in at.info]
+    at.toggle(key="static-vs-continuous.follow").set_value(True).run()
+    assert at.selectbox(key="static-vs-continuous.follow.static").value == "mixed-8"

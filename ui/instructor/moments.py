@@ -116,8 +116,9 @@ def _predicted(moment, where=st) -> bool:
         if p["kind"] == "number":
             raw = st.text_input(t("pred.number"), key=f"pred.{moment.id}.value")
         else:
-            raw = st.radio(t("pred.choice"), p["choices"], format_func=lambda c: t(predictions.choice_key(moment, c)),
-                           index=None, key=f"pred.{moment.id}.value", horizontal=True)
+            names = {c: t(predictions.choice_key(moment, c)) for c in p["choices"]}
+            raw = st.radio(t("pred.choice"), list(names), format_func=names.get, index=None,
+                           key=f"pred.{moment.id}.value", horizontal=True)
         row = st.container(horizontal=True, gap="medium")  # each button as wide as its label: neither wraps
         go, skip = row.form_submit_button(t("pred.run"), type="primary"), row.form_submit_button(t("pred.skip"))
     if skip:

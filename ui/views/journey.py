@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from engine.lab.journey import STATES, Step, stages as grouped, stages_so_far, steps_of
+from lessons import load_moments
 from ui.playback.player import seen_so_far
 from ui.shell.i18n import choice, lang, t
 from ui.views.base import html_table, html_view, over_run
@@ -38,7 +39,8 @@ def follow(page: str, runs: list[LiveRun], frame: int, names: list[str]) -> None
         ids = list(run.recorder.requests)
         if not ids:
             return
-        rid = c[1].selectbox(t("journey.pick"), ids, index=ids.index(_telling(run)), key=f"{page}.follow.{run.label}",
+        first = _asked_about(page, run) or _telling(run)
+        rid = c[1].selectbox(t("journey.pick"), ids, index=ids.index(first), key=f"{page}.follow.{run.label}",
                              help=t("journey.pick_help"))
         its_steps = over_run(run, f"journey:{rid}", lambda: steps_of(run.snapshots, rid))
         so_far = over_run(run, f"journey-so-far:{rid}", lambda: stages_so_far(its_steps))
@@ -96,6 +98,14 @@ def predict_next(key: str, rid: str, its_steps: list[Step], now: int, preemption
             st.success(t("journey.right", step=now + 1, did=did))
         else:
             st.error(t("journey.wrong", step=now + 1, did=did, guess=t(f"journey.next.{said[2]}")))
+
+
+def _asked_about(page: str, run: LiveRun) -> str | None:
+    """The request the page's lecture moment asks about, in the run it asks about (None: it asks about none)."""
+    moment = load_moments().get(st.session_state.get(f"{page}.moment") or "")
+    p = moment.predict if moment else {}
+    rid = p.get("request")
+    return rid if rid in run.recorder.requests and run.label in (p.get("runs") or ()) else None
 
 
 def _telling(run: LiveRun) -> str:
