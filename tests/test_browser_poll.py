@@ -191,7 +191,7 @@ def test_a_choice_poll_on_one_requests_next_step_is_answered_by_a_click_and_read
     moment = load_moments()[moment_id]
     assert wait_for_measured(db, code) == predictions.as_number(moment, "waiting")
     wait_for_text(teacher, ".st-key-poll-reveal", re.escape(STRINGS["poll.closed_line_choice"]["en"].format(
-        n=1, median=said["en"], measured=said["en"])), timeout=120)
+        n=1, room=said["en"], measured=said["en"])), timeout=120)
     wait_idle(teacher)
     found += check_text(teacher, "poll-choice-instructor-reveal-en-1440x900")
     measured = STRINGS["poll.result_choice"]["zh"].split("**")[0].split("}")[-1].strip()  # "实测："

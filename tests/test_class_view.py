@@ -257,7 +257,7 @@ def test_a_poll_on_one_requests_next_step_is_answered_by_choice_and_the_engine_g
     assert not teacher.exception, [e.value for e in teacher.exception]
     assert db.latest_poll(code).measured == predictions.as_number(moment, "waiting")  # the engine's next step
     assert STRINGS["poll.closed_line_choice"]["en"].format(
-        n=3, median="it enters the batch: prefill", measured="it keeps waiting") in [m.value for m in teacher.markdown]
+        n=3, room="it enters the batch: prefill", measured="it keeps waiting") in [m.value for m in teacher.markdown]
     assert "The room's prediction: it enters the batch: prefill · measured: it keeps waiting" in [
         i.value for i in teacher.info]
     for at, lang, mine in ((en, "en", "prefill"), (zh, "zh", "waiting")):
@@ -265,7 +265,7 @@ def test_a_poll_on_one_requests_next_step_is_answered_by_choice_and_the_engine_g
         words = {c: STRINGS[f"journey.next.{c}"][lang] for c in ("prefill", "waiting")}
         assert STRINGS["poll.result_choice"][lang].format(
             question=moment.predict[lang], measured=words["waiting"], mine=words[mine], n=3,
-            median=words["prefill"]) in [m.value for m in at.markdown]
+            room=words["prefill"]) in [m.value for m in at.markdown]
     kept = db.class_predictions(code)[moment_id]  # the two students' own predictions, with the engine's answer
     assert sorted(kept["values"]) == [0.0, 1.0] and kept["measured"] == 1.0
     fresh = enter(class_view(), PASSCODE)

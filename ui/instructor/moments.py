@@ -116,7 +116,7 @@ def _predicted(moment, where=st) -> bool:
         if p["kind"] == "number":
             raw = st.text_input(t("pred.number"), key=f"pred.{moment.id}.value")
         else:
-            names = {c: t(predictions.choice_key(moment, c)) for c in p["choices"]}
+            names = poll.choice_names(moment)
             raw = st.radio(t("pred.choice"), list(names), format_func=names.get, index=None,
                            key=f"pred.{moment.id}.value", horizontal=True)
         row = st.container(horizontal=True, gap="medium")  # each button as wide as its label: neither wraps

@@ -32,6 +32,11 @@ def _choice(moment) -> bool:
     return moment is not None and moment.predict.get("kind") == "choice"
 
 
+def choice_names(moment) -> dict[str, str]:
+    """A choice question's choices and their names in the user's language, in the question's order."""
+    return {c: t(predictions.choice_key(moment, c)) for c in moment.predict["choices"]}
+
+
 def histogram_labels(moment_id: str) -> dict:
     """The prediction histogram's words, its numbers in the moment's unit ("measured 2.31×")."""
     moment = load_moments().get(moment_id)
@@ -46,15 +51,20 @@ def _num(v: float | None, moment_id: str, typed: bool = False) -> str:
     moment = load_moments().get(moment_id)
     if _choice(moment) and v is not None:
         picked = predictions.as_choice(moment, v)
-        return t(predictions.choice_key(moment, picked)) if picked else "–"
+        return choice_names(moment)[picked] if picked else "–"
     return predictions.shown(moment, v, lang(), typed)
 
 
 def summary_line(values: list[float], measured: float | None, moment_id: str) -> str:
     moment = load_moments().get(moment_id)
-    room = predictions.room_answer(moment, values) if moment else None
-    return t("poll.closed_line_choice" if _choice(moment) else "poll.closed_line", n=len(values),
-             median=_num(room, moment_id), measured=_num(measured, moment_id))
+    room, measured = _num(_room(moment, values), moment_id), _num(measured, moment_id)
+    if _choice(moment):
+        return t("poll.closed_line_choice", n=len(values), room=room, measured=measured)
+    return t("poll.closed_line", n=len(values), median=room, measured=measured)
+
+
+def _room(moment, values: list[float]) -> float | None:
+    return predictions.room_answer(moment, values) if moment else None
 
 
 def answers_chart(values: list[float], measured: float | None, moment_id: str, height: int = 260):
@@ -63,11 +73,11 @@ def answers_chart(values: list[float], measured: float | None, moment_id: str, h
     moment = load_moments().get(moment_id)
     if not _choice(moment):
         return prediction_histogram(values, measured, histogram_labels(moment_id), height=height)
-    names = [t(predictions.choice_key(moment, c)) for c in moment.predict["choices"]]
-    counts = dict.fromkeys(names, 0)
+    names = choice_names(moment)
+    counts = dict.fromkeys(names.values(), 0)
     for v in values:
         if (picked := predictions.as_choice(moment, v)) is not None:
-            counts[t(predictions.choice_key(moment, picked))] += 1
+            counts[names[picked]] += 1
     right = None if measured is None else {_num(measured, moment_id)}
     return answer_bars(counts, right, {"count": t("cv.count")}, height=height)
 
@@ -220,10 +230,11 @@ def _banner(db, token: str, code: str) -> None:
         c = st.columns([6, 1], vertical_alignment="center")
         pid = poll.prompt_id
         moment = load_moments().get(pid)
-        c[0].markdown(t("poll.result_choice" if _choice(moment) else "poll.result", question=_question(pid),
-                        measured=_num(poll.measured, pid),
-                        mine=_num(mine[poll.id], pid, typed=True) if poll.id in mine else t("poll.no_answer"),
-                        n=len(values), median=_num(predictions.room_answer(moment, values) if moment else None, pid)))
+        room = _num(_room(moment, values), pid)
+        said = {"question": _question(pid), "measured": _num(poll.measured, pid), "n": len(values),
+                "mine": _num(mine[poll.id], pid, typed=True) if poll.id in mine else t("poll.no_answer")}
+        c[0].markdown(t("poll.result_choice", room=room, **said) if _choice(moment) else
+                      t("poll.result", median=room, **said))
         c[1].button(t("poll.dismiss"), key=f"poll.dismiss.{poll.id}", on_click=dismissed.add, args=(poll.id,))
 
 
@@ -234,7 +245,7 @@ def _answer_form(db, token: str, poll) -> None:
     with st.form(f"poll.form.{poll.id}", border=False):
         c = st.columns([3, 1], vertical_alignment="bottom")
         if _choice(moment):
-            names = {ch: t(predictions.choice_key(moment, ch)) for ch in moment.predict["choices"]}
+            names = choice_names(moment)
             picked = c[0].radio(t("poll.answer_choice"), list(names), key=f"poll.answer.{poll.id}", index=None,
                                 format_func=names.get, horizontal=True)
             value = None if picked is None else predictions.as_number(moment, picked)
