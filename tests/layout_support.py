@@ -215,7 +215,13 @@ def text_layout(page) -> dict:
 
 
 def problems(layout: dict) -> list[str]:
-    return layout["overlaps"] + layout["cut"] + layout["spills"] + layout["wraps"]
+    return [readable(p) for p in layout["overlaps"] + layout["cut"] + layout["spills"] + layout["wraps"]]
+
+
+def readable(text: str) -> str:
+    """Text the page gave, with half an emoji (a JavaScript slice can cut a surrogate pair) as U+FFFD: pytest-xdist
+    cannot send a report holding a lone surrogate, and its worker's crash would end the whole run."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 PROJECTOR, LAPTOP = (1280, 720), (1440, 900)
@@ -305,4 +311,4 @@ def check_playing_picture(page, lab: str, views, size, where: str) -> list[str]:
     tops = [h["y"] for h in headings]
     if tops and max(tops) - min(tops) > 4:
         found.append(f"{where}: the run headings do not line up: tops {tops}")
-    return found + [f"{where}: {p}" for p in page.evaluate(OVERFLOWING_COLUMNS)]
+    return found + [f"{where}: {readable(p)}" for p in page.evaluate(OVERFLOWING_COLUMNS)]

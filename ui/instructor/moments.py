@@ -181,10 +181,10 @@ def moment_buttons(page_id: str) -> None:
     mine = [p for p in all_moments().values() if p.page == page_id]
     if not mine:
         return
-    cols = st.columns(len(mine))
-    for col, p in zip(cols, mine):
-        col.button(f"🎓 {title(p.id)}", key=f"{page_id}.moment-btn.{p.id}", on_click=_queue, args=(p.id,),
-                   help=narration_text(p.id), width="stretch")
+    row = st.container(horizontal=True, gap="small")  # each as wide as its title; a row too full wraps, no title
+    for p in mine:
+        row.button(f"🎓 {title(p.id)}", key=f"{page_id}.moment-btn.{p.id}", on_click=_queue, args=(p.id,),
+                   help=narration_text(p.id), width="content")
 
 
 def _queue(moment_id: str) -> None:
