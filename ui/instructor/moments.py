@@ -153,9 +153,7 @@ def reveal(page_id: str, runs) -> None:
     if not made.by_room:
         progress.measured(pid, value)
     def shown(v, typed: bool = False) -> str:
-        if isinstance(v, str):
-            return t(predictions.choice_key(moment, v))
-        return predictions.shown(moment, v, lang(), typed)
+        return poll.choice_names(moment)[v] if isinstance(v, str) else predictions.shown(moment, v, lang(), typed)
     st.info(t("pred.reveal", who=t("pred.room_said" if made.by_room else "pred.you_said"),
               guess=shown(made.value, typed=True), measured=shown(value)), icon="🔮")
 
