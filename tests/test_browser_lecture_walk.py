@@ -42,13 +42,16 @@ def both_sizes(page, lab: str, n: int, sample: str, where: tuple, playing: bool)
     for size in SIZES[instructor]:
         at_size(page, size)
         name = look_name(f"walk-{n}-{sample}-{lab}", lang, instructor, size)
-        if playing and player_button(page, "pause").count():  # (the run may have ended during the looks)
+        off, was_playing = [], playing and player_button(page, "pause").count()
+        if was_playing:  # (the run may have ended during the looks)
             to_top(page)
             off = check_playing_picture(page, lab, LABS[lab][1], size, name)
             if off:  # the moment it was seen (the look's own screenshot comes a moment later)
                 page.screenshot(path=str(ARTIFACTS / f"layout-{name}-off.png"))
-            found += off
-        found += check_text(page, name)
+        seen = off + check_text(page, name)
+        if was_playing and not player_button(page, "pause").count():
+            continue  # the run ended during this look: the page was redrawing its end, which the reveal's look checks
+        found += seen
     at_size(page, SIZES[instructor][0])
     return found
 
