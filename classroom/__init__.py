@@ -6,7 +6,7 @@ by default a SQLite file, data/serving-lab.db at the repository root.
 import os
 from pathlib import Path
 
-from .checks import MAX_TEXT, is_token
+from .checks import MAX_TEXT, class_code, is_token
 from .errors import StorageError
 from .records import (Grading, InstructorSession, LeaderboardRow, Mark, PolicySubmission, Poll, Prediction, QuizAnswer,
                       Student)
@@ -24,5 +24,5 @@ def database_url() -> str:
 
 
 __all__ = ["MAX_TEXT", "Grading", "InstructorSession", "LeaderboardRow", "Mark", "PolicySubmission", "Poll",
-           "Prediction", "QuizAnswer", "StorageError", "Store", "Student", "database_url", "get_store", "is_token",
-           "new_token"]
+           "Prediction", "QuizAnswer", "StorageError", "Store", "Student", "class_code", "database_url", "get_store",
+           "is_token", "new_token"]

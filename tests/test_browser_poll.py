@@ -274,7 +274,8 @@ def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_
     page.reload()
     page.wait_for_selector("h1", timeout=60_000)
     wait_idle(page)
-    assert page.locator(".st-key-class-view-class-widget input").input_value() == code
+    shown = page.locator(".st-key-class-view-class-widget input").input_value()
+    assert shown == code, f"the class view after a reload, at {page.url}: {text_of(page, '[data-testid=stMain]')!r}"
     assert not page.locator('input[type="password"]').count()
     page.goto(f"{server}/static-vs-continuous?lang=en&instructor=1")  # a deep link, a new session
     page.wait_for_selector("h1", timeout=60_000)

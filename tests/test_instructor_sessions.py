@@ -168,3 +168,33 @@ def test_lock_ends_this_browsers_cookie_for_good_and_the_passcode_opens_a_new_se
     assert is_unlocked(teacher) == "cs-101" and jar["written"][-1] != cookie  # a new token, on the same class
     jar["sent"] = jar["written"][-1]
     assert is_unlocked(session()) == "cs-101"
+
+
+def test_a_class_the_store_could_not_keep_is_kept_by_the_address_and_written_once_the_store_is_back(
+        browser_cookie, monkeypatch, tmp_path):
+    """The class is chosen while another writer holds the SQLite file's write lock (the store is busy past its
+    wait): the page warns, the address names the class (a reload opens on it), and the next run writes it, so a
+    fresh session of this browser without that address opens on it too."""
+    import sqlite3
+
+    from classroom import store as store_module
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 200)  # the store's connections wait 0.2 s, not 10 s
+    jar = browser_cookie
+    teacher = session()
+    teacher.text_input(key="class-view.passcode").input(PASSCODE)
+    teacher.button[0].click().run()
+    other = sqlite3.connect(tmp_path / "lab.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer, holding the lock
+    teacher.text_input(key="class-view.class.widget").input("cs-101").run()
+    assert teacher.warning and is_unlocked(teacher) == "cs-101"
+    assert teacher.query_params["class"] == "cs-101"
+    jar["sent"] = jar["written"][-1]
+    assert is_unlocked(session()) == "-"  # not in the store yet
+
+    reloaded = AppTest.from_string(SCRIPT, default_timeout=60)
+    reloaded.query_params["class"] = "cs-101"  # a reload keeps the address
+    other.execute("ROLLBACK")
+    assert is_unlocked(reloaded.run()) == "cs-101"
+    assert is_unlocked(session()) == "cs-101"  # written by the reloaded session's run
+    assert is_unlocked(teacher.run()) == "cs-101" and not teacher.warning
+    other.close()

@@ -60,15 +60,20 @@ def keep_cookie() -> None:
         _write_cookie(token)
 
 
-def remember() -> None:
-    """The instructor's class changed: kept with the session in the store, for the browser's next session."""
+def remember() -> bool:
+    """The instructor's class changed: kept with the session in the store, for the browser's next session. False
+    while the store cannot keep it now (it is tried again at the next run); a class code it refuses is not."""
     token, db = _token(), store()
-    if token is None or db is None:
-        return
+    if token is None:
+        return True
+    if db is None:
+        return False
     try:
         db.set_instructor_class(token, st.session_state.get(CLASS, ""))
     except StorageError as e:
         st.warning(message(e), icon="⚠️")
+        return e.code not in ("unavailable", "replaced")  # an outage, not a refusal
+    return True
 
 
 def _forget_here() -> None:

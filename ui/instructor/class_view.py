@@ -12,7 +12,7 @@ import time
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from classroom import StorageError
+from classroom import StorageError, class_code
 from lessons import grade, load_moments, load_quiz, load_tasks, measured_value, parse_number, shown_value
 from lessons.grading import figure, typed
 from lessons import quiz_variants
@@ -56,14 +56,32 @@ def _copy_class() -> None:
     ss[f"{PAGE}.remember"] = True  # the stored session follows the class (kept from the page, not this callback)
 
 
+def _linked_class() -> str:
+    """The class the address names (`?class=`, written below): a reload or a bookmark of the class view opens on
+    it even when the store could not keep the session's class."""
+    try:
+        return class_code(st.query_params.get("class", ""))
+    except StorageError:
+        return ""
+
+
 def controls() -> tuple[str, bool]:
+    if not ss.get(f"{PAGE}.linked"):  # once per session: later runs may carry an address written before
+        ss[f"{PAGE}.linked"] = True
+        if (linked := _linked_class()) and linked != ss.get(CLASS):
+            ss[CLASS], ss[f"{PAGE}.remember"] = linked, True
     ss[f"{PAGE}.class.widget"] = ss.get(CLASS, "")  # the value lives in CLASS: a page switch drops widget state
     c = st.columns([3, 2, 1, 2], vertical_alignment="bottom")
     c[0].text_input(t("cv.class_code"), key=f"{PAGE}.class.widget", help=t("cv.class_help"), on_change=_copy_class,
                     max_chars=40)
     show_names = c[1].checkbox(t("cv.show_names"), key=f"{PAGE}.names", help=t("cv.show_names_help"))
-    if ss.pop(f"{PAGE}.remember", False):
-        access.remember()
+    if ss.get(f"{PAGE}.remember") and access.remember():
+        ss.pop(f"{PAGE}.remember")
+    if st.query_params.get("class") != (ss.get(CLASS) or None):
+        if ss.get(CLASS):
+            st.query_params["class"] = ss[CLASS]
+        else:
+            del st.query_params["class"]
     if c[2].button(t("cv.lock"), key=f"{PAGE}.lock"):
         access.revoke()
         time.sleep(0.3)
