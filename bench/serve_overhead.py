@@ -9,7 +9,7 @@ same tokens with the same batch limits, and both engines keep step counters, not
 server runs as it would in use: its API process, and the engine core in a process of its own.
 Both run torch on one thread: on a shared 2-core machine two OpenMP threads per process make
 small matrix products up to 20x slower, which would swamp what is being measured. The two paths
-take turns, best of five each, so a busy neighbour slows both alike.
+take turns, best of ten each (--repeats), so a busy neighbour slows both alike.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from engine import LLM, SamplingParams  # noqa: E402
 from engine.server.loadgen import LoadSpec, run_load, bench_requests  # noqa: E402
 from engine.server.thread import free_port  # noqa: E402
 
-REPEATS = 5
+REPEATS = 10  # a neighbour on a shared host slows single runs by up to a third: the best of ten is steadier
 
 
 def offline_run(llm: LLM, requests) -> float:
@@ -71,6 +71,7 @@ def main() -> None:
     p.add_argument("--workload", default="uniform")
     p.add_argument("--num-prompts", type=int, default=32)
     p.add_argument("--max-num-seqs", type=int, default=8)
+    p.add_argument("--repeats", type=int, default=REPEATS, help="turns each path takes (its best is compared)")
     args = p.parse_args()
     torch.set_num_threads(1)
     requests = bench_requests(args.workload, args.num_prompts, seed=0)
@@ -81,7 +82,7 @@ def main() -> None:
     try:
         offline_run(llm, requests[:2]), http_run(url, requests[:2])  # warm-up: first calls pay one-time costs
         direct, http = [], []
-        for _ in range(REPEATS):
+        for _ in range(args.repeats):
             direct.append(offline_run(llm, requests))
             http.append(http_run(url, requests))
     finally:

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from engine.server.engine_core import start_engine_core
+from engine.server.engine_core import decode, encode, start_engine_core
 
 STARTUP_TIMEOUT_S = 600  # loading SmolLM2 the first time dequantizes its GGUF file
 HEARTBEAT_TIMEOUT_S = 5.0  # 25 missed beats: the core's process is stopped, or gone without closing its pipe
@@ -40,7 +40,7 @@ def launch(model: str, loaded, config):
         proc.kill()
         raise EngineDead(f"the engine did not load {model} within {STARTUP_TIMEOUT_S} s")
     try:
-        kind, payload = conn.recv()
+        kind, payload = decode(conn.recv_bytes())
     except (EOFError, OSError):
         kind, payload = "failed", f"the engine process exited while loading {model} (exit code {proc.exitcode})"
     if kind == "failed":
@@ -98,7 +98,7 @@ class CoreSupervisor:
         restart) too. The time heard is kept here: a busy loop's backlog is not the core's silence."""
         try:
             while True:
-                msg = conn.recv()
+                msg = decode(conn.recv_bytes())
                 if conn is self.conn:
                     self._last_heard = time.monotonic()
                 if not self._to_loop(self._deliver, conn, msg):
@@ -118,7 +118,7 @@ class CoreSupervisor:
         """Blocking sends: a full pipe waits here until the core reads. Ends (closing the pipe) at None."""
         while (msg := outbox.get()) is not None:
             try:
-                conn.send(msg)
+                conn.send_bytes(encode(msg))
             except (OSError, ValueError):  # the core is gone: the reader or the watch finds it
                 break
         conn.close()
@@ -204,7 +204,7 @@ class CoreSupervisor:
             self._outbox.put(None)
         elif not self.conn.closed:  # never attached to a loop (or restarting): no writer thread to ask
             try:
-                self.conn.send(("stop",))
+                self.conn.send_bytes(encode(("stop",)))
             except (OSError, ValueError):
                 pass
             self.conn.close()
