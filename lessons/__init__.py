@@ -25,6 +25,7 @@ from lessons.grading import (
     quiz_order,
     run_spec,
     shown_value,
+    workload_of,
     shuffled_items,
 )
 from lessons.quiz_loader import load_quiz
@@ -47,6 +48,6 @@ from lessons.loader import (
 
 __all__ = ["LANGS", "BASE_PAGES", "LAB_PAGES", "TOPICS", "Lesson", "Moment", "Task", "TaskField", "Criterion",
            "Question", "load_lessons", "load_moments", "load_tasks", "load_quiz", "valid_pages", "run_spec",
-           "metric_value", "check_task", "check_field", "TaskFeedback", "FieldFeedback", "CriterionResult",
-           "grade", "QuizGrade", "incomplete", "measure", "measured_value",
+           "workload_of", "metric_value", "check_task", "check_field", "TaskFeedback", "FieldFeedback",
+           "CriterionResult", "grade", "QuizGrade", "incomplete", "measure", "measured_value",
            "parse_number", "shown_value", "matches", "quiz_order", "shuffled_items"]

@@ -16,6 +16,7 @@ import random
 import unicodedata
 from dataclasses import dataclass, field
 
+from engine.lab.workload import preset
 from lessons.figures import figure, metric_figure, with_unit
 from lessons.loader import Moment, Question, Task, TaskField, load_moments
 from lessons.reading import is_keyword_list, matches, normalize, read, size  # noqa: F401 (matches: re-exported)
@@ -310,9 +311,9 @@ def shuffled_items(question: Question, seed: int) -> list[str]:
 def run_spec(question: Question, moments: dict[str, Moment] | None = None, variant=None) -> dict:
     """What a numeric question's Run button runs: the moment's workload and seed, and as EngineConfig
     overrides the moment's settings, then the question's; a student's `variant` (lessons.quiz_variants) changes
-    the seed, the scale of the workload and max_num_seqs. Run it as run_requests(model,
-    workload_requests(model, preset(workload).scaled(scale), seed), engine_config_for(that workload, **settings)).
-    A ratio also runs `versus_settings` (None otherwise)."""
+    the seed, the scale of the workload, its output length (`output`, None: the workload's) and max_num_seqs. Run it
+    as run_requests(model, workload_requests(model, workload_of(spec), seed), engine_config_for(that workload,
+    **settings)). A ratio also runs `versus_settings` (None otherwise)."""
     p = (moments if moments is not None else load_moments())[question.run["moment"]]
     label = next(iter(question.run["settings"].values()), None)  # the compared run it reads: batcher, layout, policy
     versus = question.run.get("versus")
@@ -323,9 +324,16 @@ def run_spec(question: Question, moments: dict[str, Moment] | None = None, varia
     return {"moment": p.id, "page": p.page, "workload": p.workload,
             "seed": variant.seed if variant is not None else p.seed,
             "scale": variant.scale if variant is not None else 1.0, "label": label,
+            "output": variant.output if variant is not None else None,
             "settings": settings(question.run["settings"]),
             "versus_label": next(iter(versus.values()), None) if versus else None,
             "versus_settings": settings(versus) if versus else None}
+
+
+def workload_of(spec: dict):
+    """The workload a run_spec's runs draw their requests from: the preset, scaled, with its output length."""
+    workload = preset(spec["workload"]).scaled(spec["scale"])
+    return workload.with_output(spec["output"]) if spec.get("output") else workload
 
 
 def measure(question: Question, run: dict | None, versus: dict | None = None):

@@ -1,6 +1,6 @@
 """Each student's own variant of a numeric quiz question: the workload seed and, where the lesson's point survives,
-the number of requests, `max_num_seqs` or the KV memory (`num_blocks`), so two students measure other figures and one
-student the same ones on every visit.
+the number of requests, `max_num_seqs`, the KV memory (`num_blocks`) or the output length of equal-length requests, so
+two students measure other figures and one student the same ones on every visit.
 
 A student draws from a pool of checked variants per question (quiz_variants.json, written by
 `python -m tools.quiz_variants`): each was run, its figures are recorded with it, and it was kept only where the
@@ -20,7 +20,7 @@ from lessons.grading import measure, measured_value
 from lessons.variant import variant_seed
 
 POOL_FILE = Path(__file__).with_name("quiz_variants.json")
-UNIFORM_OUTPUT = 64  # the `uniform` preset's output length: every request's
+UNIFORM_OUTPUT = 64  # the `uniform` preset's output length: every request's, unless a variant sets another
 MIN_RATIO = 1.5  # a claim of "much more": the lesson's effect, not noise around 1
 
 
@@ -35,14 +35,15 @@ class QuizVariant:
     run: dict | None = None
     versus: dict | None = None
     blocks: int | None = None  # num_blocks (KV memory); None keeps the moment's
+    output: int | None = None  # every fixed output length (Workload.with_output); None keeps the workload's
 
     def settings(self, settings: dict) -> dict:
         mine = {"max_num_seqs": self.slots, "num_blocks": self.blocks}
         return {**settings, **{k: v for k, v in mine.items() if v is not None}}
 
     def to_dict(self) -> dict:
-        return {"seed": self.seed, "scale": self.scale, "slots": self.slots, "blocks": self.blocks, "run": self.run,
-                "versus": self.versus}
+        return {"seed": self.seed, "scale": self.scale, "slots": self.slots, "blocks": self.blocks,
+                "output": self.output, "run": self.run, "versus": self.versus}
 
 
 @lru_cache(maxsize=1)
@@ -97,9 +98,9 @@ def requests_in(workload, scale: float) -> int:
 def givens(question, v: QuizVariant | None, workload, default_slots: int, lang: str) -> dict[str, str]:
     """What a question's prompt states about the student's variant: `{requests}`, `{slots}` and `{versus}` (the
     compared run's figure, recorded)."""
-    scale, slots = (v.scale, v.slots) if v is not None else (1.0, None)
+    scale, slots, output = (v.scale, v.slots, v.output) if v is not None else (1.0, None, None)
     out = {"requests": str(requests_in(workload, scale)), "slots": str(slots or default_slots),
-           "output": str(UNIFORM_OUTPUT)}
+           "output": str(output or UNIFORM_OUTPUT)}
     if v is not None and v.versus and question.metric in v.versus:
         out["versus"] = metric_figure(question.metric, v.versus[question.metric], lang)
     return out
@@ -114,7 +115,7 @@ def fill(prompt: str, values: dict[str, str]) -> str:
 
 def for_the_class(prompt: str) -> str:
     """The prompt as the whole class's question (the class view): each student's own figures left out."""
-    return fill(prompt, {"requests": "…", "slots": "…", "versus": "…", "output": str(UNIFORM_OUTPUT)})
+    return fill(prompt, {"requests": "…", "slots": "…", "versus": "…", "output": "…"})
 
 
 # --- the lesson's point, which every variant in the pool keeps ------------------------------
@@ -123,7 +124,7 @@ def _uniform(q, v: QuizVariant, workload) -> bool:
     ceil(requests / max_num_seqs) batches of the output length."""
     steps, static = v.run["steps"], v.versus["steps"]
     batches = math.ceil(requests_in(workload, v.scale) / v.slots)
-    return abs(steps - static) <= 0.05 * static and abs(steps - batches * UNIFORM_OUTPUT) <= 0.05 * steps
+    return abs(steps - static) <= 0.05 * static and abs(steps - batches * (v.output or UNIFORM_OUTPUT)) <= 0.05 * steps
 
 
 def _ratio_at_least(low: float):

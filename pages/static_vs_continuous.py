@@ -1,6 +1,7 @@
 """Lab: one workload into the static and the continuous batcher, side by side on the same step axis."""
 import streamlit as st
 
+from engine.lab.workload import preset
 from lessons import page_slugs as slugs
 from ui.labs import bounded, experiments, variants
 from ui.instructor import moments
@@ -30,7 +31,10 @@ with setup, st.form(f"{PAGE}.form", border=False):
 
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
     if moments.wants_run(PAGE, run_clicked, pending):
-        experiments.start(PAGE, workload, variants.batchers(num_seqs), seed=seed, scale=scale, live=live)
+        # a quiz variant's own output length comes with its moment; the page's Run keeps the workload's
+        output = ss.pop(f"{PAGE}.output", None) if pending else None
+        drawn = preset(workload).scaled(scale).with_output(output) if output else workload
+        experiments.start(PAGE, drawn, variants.batchers(num_seqs), seed=seed, scale=scale, live=live)
         moments.started(PAGE)
 
 runs = experiments.runs(PAGE)

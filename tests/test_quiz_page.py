@@ -167,4 +167,5 @@ def test_a_numeric_question_is_asked_on_the_students_own_variant(lang):
     v = variant(q.id, at.session_state["progress.token"])
     text = " ".join(m.value for m in at.markdown)
     assert f"**{v.slots}**" in text and "{" not in text, text
+    assert v.output and re.search(rf"\*\*{v.output}\b", text), text  # its own output length, not the preset's 64
     assert any(str(v.seed) in c.value and in_language(c.value, lang) for c in at.caption)

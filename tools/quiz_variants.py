@@ -3,8 +3,8 @@
     python -m tools.quiz_variants            # runs every candidate (1,519 runs, about 45 CPU-minutes), on every core
     python -m tools.quiz_variants --check    # each question's pool: how many variants, how many answers, their range
 
-Each question draws candidates (a workload seed, and where the question says so a scale, max_num_seqs or
-num_blocks) from ranges of its own; each candidate's runs are made as the quiz's Run button makes them
+Each question draws candidates (a workload seed, and where the question says so a scale, max_num_seqs, num_blocks
+or an output length) from ranges of its own; each candidate's runs are made as the quiz's Run button makes them
 (lessons.run_spec), on
 random weights: the figures are the schedule's, the same on every model (every output has its workload's
 length). A candidate joins the pool where the question's claim holds on it (lessons.quiz_variants.CLAIMS)."""
@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from engine.lab.workload import preset
-from lessons import load_moments, load_quiz, run_spec
+from lessons import load_moments, load_quiz, run_spec, workload_of
 from lessons.quiz_variants import CLAIMS, POOL_FILE, QuizVariant, metric_paths, recorded
 from lessons.grading import measured_value, metric_value, shown_value, within
 
@@ -34,7 +34,8 @@ SEEDS = range(10_000)  # the lab pages' seed box
 RANGES = {
     "fixed-chat-ttft-ratio": {"candidates": 2 * PER_QUESTION},
     "short-wait-p95-ratio": {"candidates": 2 * PER_QUESTION},
-    "uniform-steps-predict": {"slots": (3, 16), "scales": (0.25, 0.5, 1.0, 1.5)},
+    # ceil(requests / slots) rounds of the output length: 13 answers over 50 variants with the preset's 64 alone
+    "uniform-steps-predict": {"slots": (3, 16), "scales": (0.25, 0.5, 1.0, 1.5), "outputs": (16, 96)},
     "fixed-slot-ratio": {"slots": (6, 24), "candidates": 5 * PER_QUESTION // 2},
     "paged-throughput-ratio": {"blocks": (64, 192), "candidates": 3 * PER_QUESTION},
     "fcfs-support-slo-predict": {"slots": (20, 34), "candidates": 3 * PER_QUESTION},
@@ -67,14 +68,16 @@ def _cached(keys: set[str]) -> dict[str, dict]:
 def candidates(question) -> list[QuizVariant]:
     ranges = RANGES.get(question.id, {})
     rng = random.Random(f"{question.run['moment']}:{json.dumps(ranges.get('slots'))}:{ranges.get('scales')}"
-                        + (f":{ranges['blocks']}" if "blocks" in ranges else ""))
+                        + (f":{ranges['blocks']}" if "blocks" in ranges else "")
+                        + (f":{ranges['outputs']}" if "outputs" in ranges else ""))
     out = []
     for _ in range(ranges.get("candidates", PER_QUESTION + PER_QUESTION // 5)):
         seed = rng.choice(SEEDS)
         slots = rng.randint(*ranges["slots"]) if "slots" in ranges else None
         scale = rng.choice(ranges["scales"]) if "scales" in ranges else 1.0
         blocks = rng.randint(*ranges["blocks"]) if "blocks" in ranges else None
-        out.append(QuizVariant(seed, scale, slots, blocks=blocks))
+        output = rng.randint(*ranges["outputs"]) if "outputs" in ranges else None
+        out.append(QuizVariant(seed, scale, slots, blocks=blocks, output=output))
     return out
 
 
@@ -89,17 +92,19 @@ def _run(key: str) -> tuple[str, dict]:
 
 
 def summary_of(loaded, key: str) -> dict:
-    """summarize() of the run `key` names ([workload, seed, scale, settings]), made as the quiz makes it."""
+    """summarize() of the run `key` names ([workload, seed, scale, settings, output]), made as the quiz makes it."""
     from engine.lab.experiment import run_requests, workload_requests
     from engine.lab.workload import engine_config_for
-    workload_name, seed, scale, settings = json.loads(key)
-    workload = preset(workload_name).scaled(scale) if scale != 1.0 else preset(workload_name)
+    workload_name, seed, scale, settings, *output = json.loads(key)
+    workload = workload_of({"workload": workload_name, "scale": scale, "output": output[0] if output else None})
     return run_requests(loaded, workload_requests(loaded, workload, seed), engine_config_for(workload, **settings)
                         ).summary
 
 
 def key_of(spec: dict, settings: dict) -> str:
-    return json.dumps([spec["workload"], spec["seed"], spec["scale"], dict(sorted(settings.items()))])
+    """A run's key; the output length only where a variant sets it, so the runs cached before it are found."""
+    key = [spec["workload"], spec["seed"], spec["scale"], dict(sorted(settings.items()))]
+    return json.dumps(key + [spec["output"]] if spec.get("output") else key)
 
 
 def build(jobs: int, only: list[str] | None = None) -> dict:
@@ -131,7 +136,7 @@ def build(jobs: int, only: list[str] | None = None) -> dict:
             versus = summaries[key_of(spec, spec["versus_settings"])] if spec["versus_settings"] else None
             figures = QuizVariant(v.seed, v.scale, v.slots, {p: metric_value(run, p) for p in metric_paths(q, run)},
                                   {p: metric_value(versus, p) for p in metric_paths(q, versus)} if versus else None,
-                                  v.blocks)
+                                  v.blocks, v.output)
             if recorded(q, figures) is not None and CLAIMS[q.id](q, figures, workload) and len(kept) < PER_QUESTION \
                     and spread(q, kept + [figures]):
                 kept.append(figures)

@@ -99,6 +99,13 @@ class Workload:
         classes = tuple(dataclasses.replace(c, count=max(1, round(c.count * factor))) for c in self.classes)
         return dataclasses.replace(self, classes=classes)
 
+    def with_output(self, tokens: int) -> "Workload":
+        """The same situation with every fixed output length set to `tokens` (a class whose outputs vary keeps
+        them)."""
+        classes = tuple(dataclasses.replace(c, output=dataclasses.replace(c.output, mean=tokens))
+                        if c.output.kind == "fixed" else c for c in self.classes)
+        return dataclasses.replace(self, classes=classes)
+
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 

@@ -39,13 +39,14 @@ def start(page: str, workload: str | Workload, variants: list[tuple[str, dict]],
         return _requests(loaded, workload, seed, scale)
     started = _start(page, made, variants, live)
     if started is not None:  # which requests the page's runs are of: kept beyond the page's own widgets
-        st.session_state[f"{page}.drawn"] = {"workload": workload if isinstance(workload, str) else None,
+        st.session_state[f"{page}.drawn"] = {"workload": workload if isinstance(workload, str) else workload.to_dict(),
                                              "seed": seed, "scale": scale}
     return started
 
 
 def drawn(page: str) -> dict:
-    """The preset, seed and scale of the page's runs' requests ({} if the page has none from a preset)."""
+    """The workload (a preset's name, or a Workload's to_dict()), seed and scale of the page's runs' requests ({} if
+    the page has none)."""
     return st.session_state.get(f"{page}.drawn") or {}
 
 
@@ -198,8 +199,9 @@ def measured(name: str, workload: str, variants: list[tuple[str, dict]], scale: 
     return cache[name]
 
 
-def summary_of_run(workload: str, seed: int, settings: dict, scale: float = 1.0) -> dict | None:
-    """One full run of a preset's workload (times `scale`) with these engine settings (a quiz question's own run)."""
+def summary_of_run(workload: str | Workload, seed: int, settings: dict, scale: float = 1.0) -> dict | None:
+    """One full run of a workload (a preset's name, times `scale`) with these engine settings (a quiz question's
+    own run)."""
     made = start("quiz-run", workload, [("run", settings)], seed=seed, scale=scale)
     st.session_state.pop("quiz-run.runs", None)
     if not made:

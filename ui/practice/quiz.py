@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.lab.workload import preset
-from lessons import TOPICS, incomplete, measure, parse_number, run_spec, shuffled_items
+from lessons import TOPICS, incomplete, measure, parse_number, run_spec, shuffled_items, workload_of
 from lessons import page_slugs as slugs
 from lessons import quiz_variants
 from lessons.attempt import Attempt, option_order, reason_order, tries_for
@@ -56,9 +56,9 @@ def prompt(q) -> str:
 
 
 def form_of(spec: dict) -> dict:
-    """What the lab page's form holds when it shows this variant: its seed, scale, and on the pages that have them
-    max_num_seqs (`slots`) and num_blocks (`blocks`)."""
-    form, settings = {"seed": spec["seed"], "scale": spec["scale"]}, spec["settings"]
+    """What the lab page's form holds when it shows this variant: its seed, scale, output length (None: the
+    workload's), and on the pages that have them max_num_seqs (`slots`) and num_blocks (`blocks`)."""
+    form, settings = {"seed": spec["seed"], "scale": spec["scale"], "output": spec["output"]}, spec["settings"]
     if "max_num_seqs" in settings and spec["page"] in (slugs.STATIC_VS_CONTINUOUS, slugs.POLICIES):
         form["slots"] = settings["max_num_seqs"]
     if settings.get("num_blocks") and spec["page"] == slugs.PAGED_KV:
@@ -71,7 +71,8 @@ def lab_measured(q, spec: dict):
     ratio's), if the page has them, and they are of this student's variant."""
     if st.session_state.get(f"{spec['page']}.moment") != spec["moment"]:
         return None
-    if experiments.drawn(spec["page"]) != {"workload": spec["workload"], "seed": spec["seed"], "scale": spec["scale"]}:
+    drawn_from = workload_of(spec).to_dict() if spec["output"] else spec["workload"]
+    if experiments.drawn(spec["page"]) != {"workload": drawn_from, "seed": spec["seed"], "scale": spec["scale"]}:
         return None  # the page's runs are of other requests (a moment's own, or another seed typed in)
     done = {r.label: r for r in experiments.runs(spec["page"]) if r.done}
     run = done.get(spec["label"])
@@ -172,8 +173,8 @@ def _numeric_run(q, enabled: bool = True) -> None:
                      versus=_settings_text(spec["versus_settings"])))
     c = st.columns([1.5, 2, 4])
     if c[0].button(t("quiz.run"), key=f"quiz.q.{q.id}.run", disabled=not enabled):
-        run = experiments.summary_of_run(spec["workload"], spec["seed"], spec["settings"], spec["scale"])
-        versus = (experiments.summary_of_run(spec["workload"], spec["seed"], spec["versus_settings"], spec["scale"])
+        run = experiments.summary_of_run(workload_of(spec), spec["seed"], spec["settings"])
+        versus = (experiments.summary_of_run(workload_of(spec), spec["seed"], spec["versus_settings"])
                   if spec["versus_settings"] is not None and run is not None else None)
         value = measure(q, run, versus)
         if value is not None:
