@@ -3,7 +3,7 @@ driven by `python -m engine loadgen`'s client, in one run.
 
     python bench/serve_overhead.py [--model tiny] [--workload uniform] [--num-prompts 32] [--max-num-seqs 8]
 
-Prints output tokens/s of each path and their ratio (goal: the server keeps >= 80 % on the tiny model).
+Prints output tokens/s of each path and their ratio (goal: the server keeps >= 90 % on the tiny model).
 Every request is sent at once (request rate inf) and ignores EOS, so both paths generate exactly the
 same tokens with the same batch limits, and both engines keep step counters, not cache pictures. The
 server runs as it would in use: its API process, and the engine core in a process of its own.
