@@ -32,7 +32,7 @@ with setup, st.form(f"{PAGE}.form", border=False):
 with notices:  # drawn in one rerun and not the next: kept above the picture, which keeps its place
     if moments.wants_run(PAGE, run_clicked, pending):
         # a quiz variant's own output length comes with its moment; the page's Run keeps the workload's
-        output = ss.pop(f"{PAGE}.output", None) if pending else None
+        output = moments.form_of(pending).get("output") if pending else None
         drawn = preset(workload).scaled(scale).with_output(output) if output else workload
         experiments.start(PAGE, drawn, variants.batchers(num_seqs), seed=seed, scale=scale, live=live)
         moments.started(PAGE)

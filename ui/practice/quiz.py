@@ -58,7 +58,9 @@ def prompt(q) -> str:
 def form_of(spec: dict) -> dict:
     """What the lab page's form holds when it shows this variant: its seed, scale, output length (None: the
     workload's), and on the pages that have them max_num_seqs (`slots`) and num_blocks (`blocks`)."""
-    form, settings = {"seed": spec["seed"], "scale": spec["scale"], "output": spec["output"]}, spec["settings"]
+    form, settings = {"seed": spec["seed"], "scale": spec["scale"]}, spec["settings"]
+    if spec["output"]:
+        form["output"] = spec["output"]
     if "max_num_seqs" in settings and spec["page"] in (slugs.STATIC_VS_CONTINUOUS, slugs.POLICIES):
         form["slots"] = settings["max_num_seqs"]
     if settings.get("num_blocks") and spec["page"] == slugs.PAGED_KV:
