@@ -16,7 +16,6 @@ import random
 import unicodedata
 from dataclasses import dataclass, field
 
-from engine.lab.workload import preset
 from lessons.figures import figure, metric_figure, with_unit
 from lessons.loader import Moment, Question, Task, TaskField, load_moments
 from lessons.reading import is_keyword_list, matches, normalize, read, size  # noqa: F401 (matches: re-exported)
@@ -332,6 +331,7 @@ def run_spec(question: Question, moments: dict[str, Moment] | None = None, varia
 
 def workload_of(spec: dict):
     """The workload a run_spec's runs draw their requests from: the preset, scaled, with its output length."""
+    from engine.lab.workload import preset  # here: at the top it would lengthen every page's import chain
     workload = preset(spec["workload"]).scaled(spec["scale"])
     return workload.with_output(spec["output"]) if spec.get("output") else workload
 

@@ -162,12 +162,12 @@ def engine_measured(q, token: str):
     the student's variant of the moment's workload): what a prediction is graded against."""
     from engine.lab.experiment import run_requests, workload_requests
     from engine.lab.workload import engine_config_for
-    from engine.lab.workload import preset
     from engine.models.loader import DEFAULT_MODEL, load_model
+    from lessons import workload_of
     from lessons.quiz_variants import variant
 
     spec, model = run_spec(q, variant=variant(q.id, token)), load_model(DEFAULT_MODEL)
-    workload = preset(spec["workload"]).scaled(spec["scale"])
+    workload = workload_of(spec)
 
     def run(settings):
         return run_requests(model, workload_requests(model, workload, spec["seed"]),
