@@ -274,6 +274,11 @@ def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_
     page.reload()
     page.wait_for_selector("h1", timeout=60_000)
     wait_idle(page)
+    try:  # the box takes the class the script sets from the frame after it is drawn
+        page.wait_for_function("(code) => document.querySelector('.st-key-class-view-class-widget input').value === "
+                               "code", arg=code, timeout=30_000)
+    except Exception:
+        pass
     shown = page.locator(".st-key-class-view-class-widget input").input_value()
     assert shown == code, f"the class view after a reload, at {page.url}: {text_of(page, '[data-testid=stMain]')!r}"
     assert not page.locator('input[type="password"]').count()

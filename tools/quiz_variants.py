@@ -38,13 +38,15 @@ RANGES = {
     "uniform-steps-predict": {"slots": (3, 16), "scales": (0.25, 0.5, 1.0, 1.5), "outputs": (16, 96)},
     "fixed-slot-ratio": {"slots": (6, 24), "candidates": 5 * PER_QUESTION // 2},
     "paged-throughput-ratio": {"blocks": (64, 192), "candidates": 3 * PER_QUESTION},
-    "fcfs-support-slo-predict": {"slots": (20, 34), "candidates": 3 * PER_QUESTION},
+    # slots above 24 leave room for support, so the answers gather at 0 and 100 %: each kept to a fifth, no more
+    # than a guess drawn evenly from 0-100 % passes (±10 points)
+    "fcfs-support-slo-predict": {"slots": (20, 34), "candidates": 6 * PER_QUESTION, "spread": 0.2},
     "fcfs-longest-wait": {"slots": (20, 34), "candidates": 3 * PER_QUESTION},
     "edf-throughput-predict": {"slots": (10, 30), "candidates": 5 * PER_QUESTION},
 }
 # a question's answers are spread: no answer passes (within the question's tolerance) on more than this share of
-# its variants, and for "which class" neither class is the answer on more than half, so no fixed guess (and no
-# classmate's answer) passes much more often than any other
+# its variants (or its RANGES' "spread"), and for "which class" neither class is the answer on more than half, so
+# no fixed guess (and no classmate's answer) passes much more often than any other
 SPREAD = 0.3
 
 _loaded = None
@@ -153,7 +155,8 @@ def spread(q, variants: list[QuizVariant]) -> bool:
     if q.compare == "max_class":
         return max(answers.count(a) for a in answers) <= PER_QUESTION // 2
     answers = [shown_value(q, a) for a in answers]  # as the student enters it: a share in percent
-    return max(sum(within(guess, a, q.tolerance) for a in answers) for guess in answers) <= SPREAD * PER_QUESTION
+    most = RANGES.get(q.id, {}).get("spread", SPREAD) * PER_QUESTION
+    return max(sum(within(guess, a, q.tolerance) for a in answers) for guess in answers) <= most
 
 
 def check() -> None:

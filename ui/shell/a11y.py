@@ -45,11 +45,16 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
     }
     return null;
   }
+  // a name set here is marked, so that the observer tells it from one set by React (below)
+  function named(el, name) {
+    el.dataset.labNamed = name;
+    el.setAttribute("aria-label", name);
+  }
   function speak() {
     if (!lab.words) return;
     for (const el of document.querySelectorAll(STREAMLIT_NAMED)) {
       const name = el.getAttribute("aria-label"), want = name && said(name);
-      if (want && want !== name) el.setAttribute("aria-label", want);
+      if (want && want !== name) named(el, want);
     }
     for (const a of document.querySelectorAll('a[data-testid="stSkipToContent"]')) {
       const want = said(a.textContent);
@@ -171,7 +176,7 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
     }
     for (const [selector, name] of Object.entries(lab.names)) {
       for (const el of document.querySelectorAll(selector)) {
-        if (el.getAttribute("aria-label") !== name) el.setAttribute("aria-label", name);
+        if (el.getAttribute("aria-label") !== name) named(el, name);
       }
     }
     // Streamlit's page list puts each section (a div: its title, then the pages' list items) straight in the
@@ -184,15 +189,20 @@ _SCRIPT = """<span class="lab-a11y"></span><script>
         const title = section.querySelector('[data-testid="stNavSectionHeader"]');
         const name = title ? title.innerText.trim() : "";
         if (section.getAttribute("role") !== "list") section.setAttribute("role", "list");
-        if (name && section.getAttribute("aria-label") !== name) section.setAttribute("aria-label", name);
+        if (name && section.getAttribute("aria-label") !== name) named(section, name);
       }
     }
   }
   if (!lab.observer) {
-    lab.observer = new MutationObserver(() => {
-      if (!lab.queued) { lab.queued = true; requestAnimationFrame(apply); }
+    lab.observer = new MutationObserver((records) => {
+      if (lab.queued || !records.some((r) => r.type === "childList"
+                                      || r.target.getAttribute("aria-label") !== r.target.dataset.labNamed)) return;
+      lab.queued = true;
+      requestAnimationFrame(apply);
     });
-    lab.observer.observe(document.body, { childList: true, subtree: true });
+    // attributes too: React may set a name of its own again on an element it keeps, which adds no child
+    lab.observer.observe(document.body, { childList: true, subtree: true, attributes: true,
+                                          attributeFilter: ["aria-label"] });
   }
   apply();
 })();
