@@ -38,11 +38,11 @@ RANGES = {
     "uniform-steps-predict": {"slots": (3, 16), "scales": (0.25, 0.5, 1.0, 1.5), "outputs": (16, 96)},
     "fixed-slot-ratio": {"slots": (6, 24), "candidates": 5 * PER_QUESTION // 2},
     "paged-throughput-ratio": {"blocks": (64, 192), "candidates": 3 * PER_QUESTION},
-    # slots above 24 leave room for support, so the answers gather at 0 and 100 %: each kept to a fifth, no more
-    # than a guess drawn evenly from 0-100 % passes (±10 points)
-    "fcfs-support-slo-predict": {"slots": (20, 34), "candidates": 6 * PER_QUESTION, "spread": 0.2},
+    # slots above 24 leave room for support, so the answers gather at 0 and 100 %: each kept under a quarter, near
+    # what a guess drawn evenly from 0-100 % passes (±10 points: a fifth); for EDF's throughput too
+    "fcfs-support-slo-predict": {"slots": (20, 34), "candidates": 6 * PER_QUESTION, "spread": 0.24},
     "fcfs-longest-wait": {"slots": (20, 34), "candidates": 3 * PER_QUESTION},
-    "edf-throughput-predict": {"slots": (10, 30), "candidates": 5 * PER_QUESTION},
+    "edf-throughput-predict": {"slots": (10, 30), "candidates": 6 * PER_QUESTION, "spread": 0.24},
 }
 # a question's answers are spread: no answer passes (within the question's tolerance) on more than this share of
 # its variants (or its RANGES' "spread"), and for "which class" neither class is the answer on more than half, so
@@ -156,7 +156,18 @@ def spread(q, variants: list[QuizVariant]) -> bool:
         return max(answers.count(a) for a in answers) <= PER_QUESTION // 2
     answers = [shown_value(q, a) for a in answers]  # as the student enters it: a share in percent
     most = RANGES.get(q.id, {}).get("spread", SPREAD) * PER_QUESTION
-    return max(sum(within(guess, a, q.tolerance) for a in answers) for guess in answers) <= most
+    return max(sum(within(guess, a, q.tolerance) for a in answers) for guess in guesses(answers, q.tolerance)) \
+        <= most
+
+
+def guesses(answers: list[float], tolerance: dict) -> set[float]:
+    """The fixed guesses that pass on the most of `answers`: each answer, and each at its tolerance's edges (a
+    guess's passes change only where it crosses one)."""
+    out = set(answers)
+    for a in answers:
+        out |= {a - tolerance.get("abs", 0), a + tolerance.get("abs", 0), a * (1 - tolerance.get("rel", 0)),
+                a * (1 + tolerance.get("rel", 0))}
+    return out
 
 
 def check() -> None:
