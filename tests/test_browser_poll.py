@@ -280,7 +280,11 @@ def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_
     except Exception:
         pass
     shown = page.locator(".st-key-class-view-class-widget input").input_value()
-    assert shown == code, f"the class view after a reload, at {page.url}: {text_of(page, '[data-testid=stMain]')!r}"
+    boxes = page.evaluate("() => [...document.querySelectorAll('input[type=text]')].map(i => [i.closest("
+                          "'[class*=st-key-]')?.className.match(/st-key-[^ ]+/)?.[0], i.value, i === "
+                          "document.activeElement])")
+    assert shown == code, (f"the class view after a reload, at {page.url}, its text boxes (key, value, focused) "
+                           f"{boxes}: {text_of(page, '[data-testid=stMain]')!r}")
     assert not page.locator('input[type="password"]').count()
     page.goto(f"{server}/static-vs-continuous?lang=en&instructor=1")  # a deep link, a new session
     page.wait_for_selector("h1", timeout=60_000)
