@@ -274,7 +274,7 @@ def test_an_instructor_reload_or_deep_link_keeps_the_class_and_poll_control_and_
     page.reload()
     page.wait_for_selector("h1", timeout=60_000)
     wait_idle(page)
-    try:  # the box takes the class the script sets from the frame after it is drawn
+    try:  # the script sets the box's value after the box is drawn: give it a moment
         page.wait_for_function("(code) => document.querySelector('.st-key-class-view-class-widget input').value === "
                                "code", arg=code, timeout=30_000)
     except Exception:
