@@ -8,7 +8,8 @@ thread at a time, so in one process every SSE chunk the server writes is a pause
 The two talk through a multiprocessing pipe:
     API server -> core:  ("add", request_id, prompt_token_ids, SamplingParams, priority) | ("abort", id) | ("stop",)
     core -> API server:  ("ready", CoreInfo) | ("failed", message) once, then ("step", [CoreOutput], CoreStats),
-                         and ("beat",) every BEAT_S: the API server's supervisor restarts a silent core
+                         and ("beat",) when nothing else was sent for BEAT_S: the API server's supervisor
+                         restarts a silent core
 Each message is framed by `encode` and read by `decode`: a step's news, sent on every step, goes as plain tuples
 through marshal (a third of pickle's time for the same tuples); anything else through pickle.
 
@@ -21,10 +22,10 @@ from __future__ import annotations
 import marshal
 import os
 import pickle
-import queue
 import select
 import sys
 import threading
+import time
 import traceback
 import types
 from dataclasses import dataclass
@@ -155,7 +156,7 @@ def run_engine_core(conn, model: str, loaded, config, num_threads: int) -> None:
                                               engine.config.num_blocks, os.getpid()))))
     try:
         EngineCore(engine, conn).run()
-    except (EOFError, BrokenPipeError, KeyboardInterrupt):  # the API server went away: nothing to answer
+    except (EOFError, OSError, KeyboardInterrupt):  # the API server went away: nothing to answer
         pass
 
 
@@ -167,23 +168,31 @@ class EngineCore:
         self.num_added = 0
         self._poller = select.poll()  # one poll object: Connection.poll builds a selector on every call
         self._poller.register(conn.fileno(), select.POLLIN)
-        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
-        # A thread sends, not the loop. It encodes and writes a step's news while the loop is inside the next
-        # step's tensor operations (which release the GIL), and it beats: a long step (a 2,048-token prefill of
-        # SmolLM2 on a CPU) is no silence, while a killed or stopped (SIGSTOP) process, all of its threads with
-        # it, is.
-        threading.Thread(target=self._sender, name="engine-core-sender", daemon=True).start()
+        # The loop writes each step's news itself: a sender thread woken on every step passed the interpreter lock
+        # back and forth with the loop (the server's median throughput was 5 points lower, bench/serve_overhead.py).
+        # A full pipe makes the loop wait for the API server to read: backpressure. A thread beats when nothing was
+        # sent for BEAT_S, so a long step (a 2,048-token prefill of SmolLM2 on a CPU) is no silence, while a killed
+        # or stopped (SIGSTOP) process, all of its threads with it, is.
+        self._write_lock = threading.Lock()  # one message at a time on the pipe, from the loop or the beat
+        self._last_sent = time.monotonic()
+        threading.Thread(target=self._beat, name="engine-core-beat", daemon=True).start()
 
-    def _sender(self) -> None:
+    def _beat(self) -> None:
         while True:
+            wait = self._last_sent + BEAT_S - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+                continue
             try:
-                msg = self._outbox.get(timeout=BEAT_S)
-            except queue.Empty:
-                msg = ("beat",)
-            try:
-                self.conn.send_bytes(encode(msg))
+                self._write(("beat",))
             except (OSError, ValueError):  # the API server went away: the loop notices and ends
                 return
+
+    def _write(self, msg: tuple) -> None:
+        data = encode(msg)
+        with self._write_lock:
+            self.conn.send_bytes(data)
+            self._last_sent = time.monotonic()
 
     def run(self) -> None:
         was_busy = True
@@ -279,7 +288,7 @@ class EngineCore:
                          bm.num_blocks, len(e.requests), num_added=self.num_added, **counts)
 
     def _send(self, outputs: list[CoreOutput], stats: CoreStats) -> None:
-        self._outbox.put(("step", outputs, stats))
+        self._write(("step", outputs, stats))
 
     def _fail_all(self, message: str) -> None:
         outputs = [CoreOutput(request_id, [], 0, True, error=message, failed=True) for request_id in self.sent]
