@@ -286,6 +286,20 @@ def test_a_killed_core_answers_503_with_retry_after_and_is_back_within_seconds(f
     print(f"\nrestart after kill -9: {health['last_restart_s']:.2f} s, serving again after {back:.2f} s")
 
 
+def test_an_idle_core_beats_and_is_never_taken_for_silent(fragile):
+    """With no step to send, only the core's beat thread speaks: three heartbeat timeouts of idleness, and
+    the core is the same, healthy, never restarted."""
+    url, engine = fragile
+    old = engine.proc.pid
+    quiet_until = time.monotonic() + 3 * HEARTBEAT_S
+    while time.monotonic() < quiet_until:
+        health = httpx.get(url + "/health")
+        assert health.status_code == 200, health.text
+        time.sleep(0.25)
+    said = httpx.get(url + "/health").json()
+    assert said["restarts"] == 0 and said["core_pid"] == old, said
+
+
 def test_a_stopped_core_fails_health_within_seconds_and_is_replaced(fragile):
     url, engine = fragile
     old = engine.proc.pid
