@@ -9,13 +9,16 @@ same tokens with the same batch limits, and both engines keep step counters, not
 server runs as it would in use: its API process, and the engine core in a process of its own.
 Both run torch on one thread: on a shared 2-core machine two OpenMP threads per process make
 small matrix products up to 20x slower, which would swamp what is being measured. The two paths
-take turns, best of ten each (--repeats), so a busy neighbour slows both alike.
+take turns, ten each (--repeats), so a busy neighbour slows both alike. Two ratios: of the two bests, and the
+median of each turn's own ratio (the two runs of a turn are a couple of seconds apart, so a host that slows
+down for half a minute slows both runs of the turns it spans: the paired median is the steadier of the two).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -82,15 +85,20 @@ def main() -> None:
     try:
         offline_run(llm, requests[:2]), http_run(url, requests[:2])  # warm-up: first calls pay one-time costs
         direct, http = [], []
-        for _ in range(args.repeats):
-            direct.append(offline_run(llm, requests))
-            http.append(http_run(url, requests))
+        for turn in range(args.repeats):  # which path goes first alternates: neither always follows a quiet spell
+            if turn % 2:
+                http.append(http_run(url, requests))
+                direct.append(offline_run(llm, requests))
+            else:
+                direct.append(offline_run(llm, requests))
+                http.append(http_run(url, requests))
     finally:
         server.terminate()
         server.wait(timeout=30)
     print(f"LLM.generate:             {max(direct):8.1f} output tok/s  (runs: {', '.join(f'{x:.0f}' for x in direct)})")
     print(f"HTTP server + loadgen:    {max(http):8.1f} output tok/s  (runs: {', '.join(f'{x:.0f}' for x in http)})")
-    print(f"ratio (server / offline): {max(http) / max(direct):.1%}")
+    print(f"ratio (server / offline): {max(http) / max(direct):.1%} of the bests, "
+          f"{statistics.median(h / d for h, d in zip(http, direct)):.1%} the median of the turns' own")
 
 
 if __name__ == "__main__":
