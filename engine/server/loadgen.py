@@ -6,6 +6,9 @@
 Prompts come from the lab's workload presets (their classes, prompt and output lengths); send times
 from --request-rate and --burstiness, as vllm bench serve draws them. Streaming, so TTFT and ITL are
 measured here at the client. /metrics is scraped every 0.5 s into a timeline (vLLM or SGLang names).
+The client is aiohttp, as vllm bench serve's. On the 2-core machine the client shares with the server, httpx took
+over twice its CPU for the same 32 streams, and the 32 requests of a burst reached the server's handler over
+40-210 ms from the first, against 12-29 ms (bench/serve_overhead.py measures the server through this client).
 """
 from __future__ import annotations
 
@@ -87,10 +90,12 @@ def send_times(n: int, rate: float, burstiness: float, seed: int) -> list[float]
     return out
 
 
-async def discover_model(client, base_url: str) -> str:
-    r = await client.get(base_url.rstrip("/") + "/v1/models")
-    r.raise_for_status()
-    return r.json()["data"][0]["id"]
+READ_BUFSIZE = 2 ** 20  # the longest line read whole: an SSE chunk holds one step's text, far less
+
+
+async def discover_model(session, base_url: str) -> str:
+    async with session.get(base_url.rstrip("/") + "/v1/models", raise_for_status=True) as r:
+        return (await r.json())["data"][0]["id"]
 
 
 def _payload(req: BenchRequest, spec: LoadSpec, model: str) -> dict:
@@ -103,17 +108,18 @@ def _payload(req: BenchRequest, spec: LoadSpec, model: str) -> dict:
     return body
 
 
-async def send_one(client, url: str, body: dict, result: RequestResult, t0: float) -> None:
+async def send_one(session, url: str, body: dict, result: RequestResult, t0: float) -> None:
     start = time.perf_counter()
     result.start = start - t0
     last = start
     try:
-        async with client.stream("POST", url, json=body) as resp:
-            if resp.status_code != 200:
-                text = (await resp.aread()).decode(errors="replace")
-                result.error = f"HTTP {resp.status_code}: {text[:200]}"
+        async with session.post(url, json=body) as resp:
+            if resp.status != 200:
+                text = (await resp.read()).decode(errors="replace")
+                result.error = f"HTTP {resp.status}: {text[:200]}"
                 return
-            async for line in resp.aiter_lines():
+            async for raw in resp.content:
+                line = raw.decode(errors="replace").strip()
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
@@ -152,13 +158,16 @@ def _is_token(choice: dict) -> bool:
     return bool(choice.get("text")) or not choice.get("finish_reason")
 
 
-async def scrape(client, base_url: str, t0: float, timeline: list, stop: asyncio.Event, on_sample) -> None:
+async def scrape(session, base_url: str, t0: float, timeline: list, stop: asyncio.Event, on_sample) -> None:
+    import aiohttp
+
     url = base_url.rstrip("/") + "/metrics"
     while True:
         try:
-            r = await client.get(url, timeout=2.0)
-            if r.status_code == 200:
-                sample = read_metrics(r.text)
+            async with session.get(url, timeout=aiohttp.ClientTimeout(total=2.0)) as r:
+                text = await r.text() if r.status == 200 else None
+            if text is not None:
+                sample = read_metrics(text)
                 sample.t = time.perf_counter() - t0
                 timeline.append(sample.to_dict())
                 if on_sample:
@@ -177,11 +186,11 @@ async def run_load(spec: LoadSpec, requests: list[BenchRequest],
                    on_progress: Callable[[list[RequestResult], list[dict]], None] | None = None,
                    progress_bar: bool = False) -> dict:
     """Send the requests, scrape /metrics meanwhile; returns the report plus everything measured."""
-    import httpx
+    import aiohttp
 
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=10.0), limits=limits) as client:
-        model = spec.model or await discover_model(client, spec.base_url)
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, connect=10.0),
+                                     connector=aiohttp.TCPConnector(limit=0), read_bufsize=READ_BUFSIZE) as session:
+        model = spec.model or await discover_model(session, spec.base_url)
         url = spec.base_url.rstrip("/") + spec.endpoint
         times = send_times(len(requests), spec.request_rate, spec.burstiness, spec.seed)
         results = [RequestResult(r.request_class) for r in requests]
@@ -199,16 +208,16 @@ async def run_load(spec: LoadSpec, requests: list[BenchRequest],
             await asyncio.sleep(max(0.0, at - (time.perf_counter() - t0)))
             if gate:
                 async with gate:
-                    await send_one(client, url, _payload(req, spec, model), result, t0)
+                    await send_one(session, url, _payload(req, spec, model), result, t0)
             else:
-                await send_one(client, url, _payload(req, spec, model), result, t0)
+                await send_one(session, url, _payload(req, spec, model), result, t0)
             done.append(result)
             if bar:
                 bar.update(1)
             report_progress()
 
         stop = asyncio.Event()
-        scraper = asyncio.create_task(scrape(client, spec.base_url, t0, timeline, stop, report_progress))
+        scraper = asyncio.create_task(scrape(session, spec.base_url, t0, timeline, stop, report_progress))
         await asyncio.gather(*(one(r, res, at) for r, res, at in zip(requests, results, times)))
         duration = time.perf_counter() - t0
         stop.set()
@@ -252,7 +261,7 @@ def add_loadgen_parser(sub) -> None:
 
 
 def cmd_loadgen(args) -> int:
-    import httpx
+    import aiohttp
 
     try:
         slos = parse_goodput(args.goodput)
@@ -262,7 +271,7 @@ def cmd_loadgen(args) -> int:
         requests = (trace_requests(args.trace_in, args.num_prompts) if args.trace_in
                     else bench_requests(args.workload, args.num_prompts, args.seed))
         result = asyncio.run(run_load(spec, requests, progress_bar=True))
-    except (ValueError, OSError, httpx.HTTPError) as e:  # TraceError is a ValueError
+    except (ValueError, OSError, aiohttp.ClientError) as e:  # TraceError is a ValueError
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(format_report(result, percentiles))
