@@ -109,6 +109,15 @@ def test_the_cli_serves_and_loadgen_saves_a_result(tmp_path):
         server.wait(timeout=20)
 
 
+@pytest.mark.parametrize("base_url, says", [("notaurl", "--base-url must be an http:// or https:// address"),
+                                             ("ftp://127.0.0.1:21", "--base-url must be an http:// or https://"),
+                                             ("http://127.0.0.1:9", "Cannot connect to host 127.0.0.1:9")])
+def test_a_bad_or_dead_base_url_is_one_line_and_exit_status_2(base_url, says):
+    run = subprocess.run([sys.executable, "-m", "engine", "loadgen", "--base-url", base_url, "--num-prompts", "2"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and says in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
 def test_the_in_process_run_sends_on_the_same_schedule_and_reports_in_the_same_shape(tiny):
     import torch
 

@@ -90,6 +90,17 @@ def send_times(n: int, rate: float, burstiness: float, seed: int) -> list[float]
     return out
 
 
+def check_base_url(base_url: str) -> None:
+    """An EngineError unless the address is http(s) with a host (aiohttp's own refusal names only the URL)."""
+    from urllib.parse import urlsplit
+
+    from engine.messages import EngineError
+
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise EngineError("loadgen.base_url", value=base_url)
+
+
 READ_BUFSIZE = 2 ** 20  # the longest line read whole: an SSE chunk holds one step's text, far less
 
 
@@ -188,6 +199,7 @@ async def run_load(spec: LoadSpec, requests: list[BenchRequest],
     """Send the requests, scrape /metrics meanwhile; returns the report plus everything measured."""
     import aiohttp
 
+    check_base_url(spec.base_url)
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, connect=10.0),
                                      connector=aiohttp.TCPConnector(limit=0), read_bufsize=READ_BUFSIZE) as session:
         model = spec.model or await discover_model(session, spec.base_url)
