@@ -73,10 +73,10 @@ MESSAGES: dict[str, str] = {
     "workload.row_high_below_low": "row {row}: {part}_high ({high}) is below {part}_low ({low})",
     "workload.no_classes": "the workload has no request classes: add a row",
     "workload.too_many": "more than {limit} requests: lower the counts",
-    # traces (uploads)
     # the load client (python -m engine loadgen)
     "loadgen.base_url": "--base-url must be an http:// or https:// address with a host, such as "
                         "http://127.0.0.1:8000 (got {value!r})",
+    # traces (uploads)
     "trace.no_file": "no trace file at {path}",
     "trace.too_big": "the trace is {mb:.0f} MB; the limit is {limit_mib} MiB",
     "trace.not_utf8": "the trace is not UTF-8 text (byte {byte})",

@@ -169,7 +169,7 @@ class EngineCore:
         self._poller = select.poll()  # one poll object: Connection.poll builds a selector on every call
         self._poller.register(conn.fileno(), select.POLLIN)
         # The loop writes each step's news itself: a sender thread woken on every step passed the interpreter lock
-        # back and forth with the loop (the server's median throughput was 5 points lower, bench/serve_overhead.py).
+        # back and forth with the loop (two servers taking turns in one run: its median throughput was 5 points lower).
         # A full pipe makes the loop wait for the API server to read: backpressure. A thread beats when nothing was
         # sent for BEAT_S, so a long step (a 2,048-token prefill of SmolLM2 on a CPU) is no silence, while a killed
         # or stopped (SIGSTOP) process, all of its threads with it, is.
