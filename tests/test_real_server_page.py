@@ -85,8 +85,9 @@ def test_the_rate_sweep_draws_latency_against_load(server):
 def test_an_unreachable_url_gets_a_message_not_a_traceback():
     at = page("en", url="http://127.0.0.1:9")
     assert "Cannot reach http://127.0.0.1:9" in at.warning[0].value
-    at = page("zh", url="localhost:8000")
-    assert STRINGS["rs.bad_url"]["zh"] in at.warning[0].value
+    for bad in ("localhost:8000", "http://"):  # no scheme; a scheme with no host, which loadgen refuses too
+        at = page("zh", url=bad)
+        assert STRINGS["rs.bad_url"]["zh"] in at.warning[0].value, bad
 
 
 def test_the_page_starts_and_stops_the_labs_own_server():

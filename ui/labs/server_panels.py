@@ -15,7 +15,8 @@ import streamlit as st
 
 from engine.config import EngineConfig
 from engine.lab.workload import PRESETS
-from engine.server.loadgen import LoadSpec, run_load, bench_requests
+from engine.messages import EngineError
+from engine.server.loadgen import LoadSpec, bench_requests, check_base_url, run_load
 from engine.server.metric_reader import read_metrics
 from engine.server.replay import run_in_process
 from engine.server.thread import free_port
@@ -91,7 +92,9 @@ def stop_lab_server() -> None:
 
 def probe(url: str) -> dict:
     """What the URL serves: model name from /v1/models, engine kind from /metrics' prefix."""
-    if not url.startswith(("http://", "https://")):
+    try:
+        check_base_url(url)  # loadgen's rule, so the page never offers a run that loadgen would refuse
+    except EngineError:
         return {"ok": False, "error": t("rs.bad_url")}
     try:
         models = httpx.get(url.rstrip("/") + "/v1/models", timeout=3)
