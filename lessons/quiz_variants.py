@@ -9,8 +9,10 @@ tests/test_quiz_variants.py checks the claims and the guessing rates on the reco
 the pool again to see the records are the engine's."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -95,12 +97,19 @@ def requests_in(workload, scale: float) -> int:
     return sum(max(1, round(c.count * scale)) for c in workload.classes)
 
 
+def class_count(workload, name: str, scale: float) -> int:
+    """How many requests of class `name` a preset has at `scale`."""
+    return requests_in(dataclasses.replace(workload, classes=tuple(c for c in workload.classes if c.name == name)),
+                       scale)
+
+
 def givens(question, v: QuizVariant | None, workload, default_slots: int, lang: str) -> dict[str, str]:
-    """What a question's prompt states about the student's variant: `{requests}`, `{slots}` and `{versus}` (the
-    compared run's figure, recorded)."""
+    """What a question's prompt states about the student's variant: `{requests}`, each class's `{requests.<class>}`,
+    `{slots}`, `{output}` and `{versus}` (the compared run's figure, recorded)."""
     scale, slots, output = (v.scale, v.slots, v.output) if v is not None else (1.0, None, None)
     out = {"requests": str(requests_in(workload, scale)), "slots": str(slots or default_slots),
            "output": str(output or UNIFORM_OUTPUT)}
+    out |= {f"requests.{c.name}": str(class_count(workload, c.name, scale)) for c in workload.classes}
     if v is not None and v.versus and question.metric in v.versus:
         out["versus"] = metric_figure(question.metric, v.versus[question.metric], lang)
     return out
@@ -115,7 +124,7 @@ def fill(prompt: str, values: dict[str, str]) -> str:
 
 def for_the_class(prompt: str) -> str:
     """The prompt as the whole class's question (the class view): each student's own figures left out."""
-    return fill(prompt, {"requests": "…", "slots": "…", "versus": "…", "output": "…"})
+    return re.sub(r"\{(requests(\.[\w-]+)?|slots|versus|output)\}", "…", prompt)
 
 
 # --- the lesson's point, which every variant in the pool keeps ------------------------------
@@ -144,14 +153,12 @@ def _edf_costs_throughput(q, v: QuizVariant, workload) -> bool:
 def _support_waits_when_slots_are_full(q, v: QuizVariant, workload) -> bool:
     """Under FCFS support questions get only what the batch job leaves: with every slot taken by it at step 0,
     next to none meets the SLO."""
-    batch = next(c.count for c in workload.classes if c.name == "batch")
-    return v.slots > batch or v.run[q.metric] <= 0.25
+    return v.slots > class_count(workload, "batch", v.scale) or v.run[q.metric] <= 0.25
 
 
 def _longest_wait(q, v: QuizVariant, workload) -> bool:
     """With every slot taken by the batch job at step 0, the support questions wait longer than the batch job."""
-    batch = next(c.count for c in workload.classes if c.name == "batch")
-    return v.slots > batch or measured_value(recorded(q, v)) == "support"
+    return v.slots > class_count(workload, "batch", v.scale) or measured_value(recorded(q, v)) == "support"
 
 
 CLAIMS = {

@@ -19,14 +19,17 @@ ss = st.session_state
 
 pending, setup, notices = moments.page_header(
     PAGE, "pol", {"workload": WORKLOADS[0], "seed": 0, "policies": ["fcfs", "priority", "edf"],
-                  "aging": EngineConfig.default("priority_aging_steps"), "slots": 0, "live": False})
+                  "aging": EngineConfig.default("priority_aging_steps"), "slots": 0, "scale": 1.0,
+                  "live": False})
 if pending:
     ss.update({f"{PAGE}.{key}": value for key, value in moments.form_of(pending).items()})
 
 with setup, st.form(f"{PAGE}.form", border=False):
     # a row each for the workload and the policies (four names take a row's width, a workload's name and what it
     # means more than half of one), then the numbers: priority_aging_steps (an identifier) never wraps
-    workload = choice(st.columns([1.3, 1])[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
+    c = st.columns([1.3, 1])
+    workload = choice(c[0].selectbox, t("ctl.workload"), WORKLOADS, f"{PAGE}.workload", "wl.")
+    scale = c[1].select_slider(t("ctl.scale"), variants.SCALES, key=f"{PAGE}.scale")
     chosen = choice(st.multiselect, t("pol.policies"), tuple(VARIANTS), f"{PAGE}.policies", "pol.", max_selections=4)
     c = st.columns([1.1, 1.5, 1.9, 1.5, 1, 0.8], vertical_alignment="bottom")  # 「现场」 and its help on one line
     seed = bounded.number(c[0], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
@@ -40,7 +43,8 @@ with notices:  # drawn in one rerun and not the next: kept above the picture, wh
         if len(chosen) < 2:
             st.error(t("pol.need_two"))
         else:
-            experiments.start(PAGE, workload, variants.schedulers(chosen, aging, num_seqs), seed=seed, live=live)
+            experiments.start(PAGE, workload, variants.schedulers(chosen, aging, num_seqs), seed=seed, scale=scale,
+                              live=live)
         moments.started(PAGE)
 
 def axis_name(run) -> str:
@@ -79,6 +83,6 @@ else:
         results.summary_table(runs)
         results.save_runs(runs, PAGE)
 
-# the trade-off frontier: the page's workload, seed and settings, one knob swept
-frontier.section(PAGE, workload, seed, {"priority_aging_steps": aging, "policy": (chosen or ["fcfs"])[0],
-                                        **({"max_num_seqs": num_seqs} if num_seqs else {})})
+# the trade-off frontier: the page's workload, seed, request count and settings, one knob swept
+frontier.section(PAGE, (workload, seed, scale), {"priority_aging_steps": aging, "policy": (chosen or ["fcfs"])[0],
+                                                   **({"max_num_seqs": num_seqs} if num_seqs else {})})

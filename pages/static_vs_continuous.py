@@ -25,7 +25,7 @@ with setup, st.form(f"{PAGE}.form", border=False):
     seed = bounded.number(c[1], t("ctl.seed"), 0, 9999, key=f"{PAGE}.seed")
     num_seqs = bounded.number(c[2], "max_num_seqs", 0, 64, key=f"{PAGE}.slots")
     c = st.columns([3.4, 1.4, 1.2], vertical_alignment="bottom")
-    scale = c[0].select_slider(t("ctl.scale"), [0.25, 0.5, 1.0, 1.5], key=f"{PAGE}.scale")
+    scale = c[0].select_slider(t("ctl.scale"), variants.SCALES, key=f"{PAGE}.scale")
     live = c[1].toggle(t("ctl.live"), key=f"{PAGE}.live", help=t("ctl.live_help"))
     run_clicked = c[2].form_submit_button(t("ctl.run"), type="primary")
 

@@ -29,7 +29,8 @@ def test_the_slo_picks_the_most_throughput_that_meets_it():
 
 @pytest.mark.slow
 def test_a_sweep_on_the_policies_page_draws_the_single_runs_points():
-    """max_num_seqs over the page's workload and seed: each point is what a run of those settings measures alone."""
+    """max_num_seqs over the page's workload, seed and request count: each point is what a run of those settings
+    measures alone."""
     from engine.lab.experiment import run_requests, workload_requests
     from engine.lab.workload import engine_config_for, preset
     from engine.models.loader import DEFAULT_MODEL, load_model
@@ -38,13 +39,15 @@ def test_a_sweep_on_the_policies_page_draws_the_single_runs_points():
     at = page("pages/policies.py")
     at.session_state["policies.sweep.knob"] = "max_num_seqs"  # as a lecture moment would set it
     at.session_state["policies.sweep.slo.ttft_p95"] = 100.0
+    at.session_state["policies.scale"] = 0.5  # the page's requests, halved: the sweep's too
     next(b for b in at.button if b.label == "Sweep").click().run(timeout=600)
     assert not at.exception, [e.value for e in at.exception]
-    knob, workload_name, seed, points = at.session_state["policies.sweep.points"]
+    knob, (workload_name, seed, scale), points = at.session_state["policies.sweep.points"]
     assert knob == "max_num_seqs" and [q.value for q in points] == list(KNOBS["max_num_seqs"])
     points = with_frontier(points)
     assert any(q.on_frontier for q in points)
-    loaded, workload = load_model(DEFAULT_MODEL), preset(workload_name)
+    loaded, workload = load_model(DEFAULT_MODEL), preset(workload_name).scaled(0.5)
+    assert scale == 0.5
     aging = at.session_state["policies.aging"]
     for q in points:
         alone = run_requests(loaded, workload_requests(loaded, workload, seed), engine_config_for(

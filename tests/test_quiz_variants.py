@@ -11,7 +11,7 @@ import pytest
 from engine.lab.workload import preset
 from lessons import load_moments, load_quiz, measured_value, run_spec, shown_value
 from lessons.grading import within
-from lessons.quiz_variants import CLAIMS, fill, givens, pool, recorded, variant
+from lessons.quiz_variants import CLAIMS, class_count, fill, givens, pool, recorded, variant
 from tools.quiz_variants import RANGES, SPREAD, guesses
 
 NUMERIC = {lang: [q for q in load_quiz(lang) if q.type == "numeric"] for lang in ("en", "zh")}
@@ -123,3 +123,14 @@ def test_a_sample_of_the_pool_is_what_the_engine_measures():
             if spec["versus_settings"] is not None:
                 versus = summary_of(loaded, key_of(spec, spec["versus_settings"]))
                 assert {p: metric_value(versus, p) for p in metric_paths(q, versus)} == v.versus, (q.id, v)
+
+
+@pytest.mark.parametrize("qid", ["fcfs-support-slo-predict", "fcfs-longest-wait"])
+def test_whether_the_batch_job_fills_the_slots_is_read_from_both_numbers_of_a_variant(qid):
+    """The batch job's size is the student's own too: some variants leave slots to spare with fewer slots than
+    others that the batch job fills, so no threshold on max_num_seqs alone (such as "more than 24") tells them
+    apart."""
+    workload = preset(MOMENTS["support-bot-sla"].workload)
+    full = {v.slots for v in pool()[qid] if v.slots <= class_count(workload, "batch", v.scale)}
+    spare = {v.slots for v in pool()[qid] if v.slots > class_count(workload, "batch", v.scale)}
+    assert min(spare) < max(full), (sorted(full), sorted(spare))

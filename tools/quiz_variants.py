@@ -4,10 +4,10 @@
     python -m tools.quiz_variants --check    # each question's pool: how many variants, how many answers, their range
 
 Each question draws candidates (a workload seed, and where the question says so a scale, max_num_seqs, num_blocks
-or an output length) from ranges of its own; each candidate's runs are made as the quiz's Run button makes them
-(lessons.run_spec), on
-random weights: the figures are the schedule's, the same on every model (every output has its workload's
-length). A candidate joins the pool where the question's claim holds on it (lessons.quiz_variants.CLAIMS)."""
+or an output length) from ranges of its own (max_num_seqs may be drawn around a class's size: "spare"); each
+candidate's runs are made as the quiz's Run button makes them (lessons.run_spec), on random weights: the figures are
+the schedule's, the same on every model (every output has its workload's length). A candidate joins the pool where
+the question's claim holds on it (lessons.quiz_variants.CLAIMS)."""
 from __future__ import annotations
 
 import argparse
@@ -23,7 +23,7 @@ import torch
 
 from engine.lab.workload import preset
 from lessons import load_moments, load_quiz, run_spec, workload_of
-from lessons.quiz_variants import CLAIMS, POOL_FILE, QuizVariant, metric_paths, recorded
+from lessons.quiz_variants import CLAIMS, POOL_FILE, QuizVariant, class_count, metric_paths, recorded
 from lessons.grading import measured_value, metric_value, shown_value, within
 
 PER_QUESTION = 50
@@ -38,10 +38,14 @@ RANGES = {
     "uniform-steps-predict": {"slots": (3, 16), "scales": (0.25, 0.5, 1.0, 1.5), "outputs": (16, 96)},
     "fixed-slot-ratio": {"slots": (6, 24), "candidates": 5 * PER_QUESTION // 2},
     "paged-throughput-ratio": {"blocks": (64, 192), "candidates": 3 * PER_QUESTION},
-    # slots above 24 leave room for support, so the answers gather at 0 and 100 %: each kept under a quarter, near
-    # what a guess drawn evenly from 0-100 % passes (±10 points: a fifth); for EDF's throughput too
-    "fcfs-support-slo-predict": {"slots": (20, 34), "candidates": 6 * PER_QUESTION, "spread": 0.24},
-    "fcfs-longest-wait": {"slots": (20, 34), "candidates": 3 * PER_QUESTION},
+    # the batch job's size varies with the scale (12 or 24 requests; at 36 the support stream outlasts the batch
+    # job and full slots no longer starve it), and max_num_seqs is drawn around it ("spare": slots minus the batch
+    # job's requests), so whether a slot is left for support is read from both numbers of the student's own variant.
+    # With slots to spare the answers gather at 100 %, with none at 0 %: each kept under a quarter, near what a guess
+    # drawn evenly from 0-100 % passes (±10 points: a fifth); for EDF's throughput too
+    "fcfs-support-slo-predict": {"spare": (-6, 10), "scales": (0.5, 1.0), "candidates": 6 * PER_QUESTION,
+                                 "spread": 0.24},
+    "fcfs-longest-wait": {"spare": (-6, 12), "scales": (0.5, 1.0, 1.5), "candidates": 3 * PER_QUESTION},
     "edf-throughput-predict": {"slots": (10, 30), "candidates": 6 * PER_QUESTION, "spread": 0.24},
 }
 # a question's answers are spread: no answer passes (within the question's tolerance) on more than this share of
@@ -70,13 +74,15 @@ def _cached(keys: set[str]) -> dict[str, dict]:
 def candidates(question) -> list[QuizVariant]:
     ranges = RANGES.get(question.id, {})
     rng = random.Random(f"{question.run['moment']}:{json.dumps(ranges.get('slots'))}:{ranges.get('scales')}"
-                        + (f":{ranges['blocks']}" if "blocks" in ranges else "")
-                        + (f":{ranges['outputs']}" if "outputs" in ranges else ""))
+                        + "".join(f":{ranges[k]}" for k in ("blocks", "outputs", "spare") if k in ranges))
+    workload = preset(load_moments()[question.run["moment"]].workload)
     out = []
     for _ in range(ranges.get("candidates", PER_QUESTION + PER_QUESTION // 5)):
         seed = rng.choice(SEEDS)
         slots = rng.randint(*ranges["slots"]) if "slots" in ranges else None
         scale = rng.choice(ranges["scales"]) if "scales" in ranges else 1.0
+        if "spare" in ranges:
+            slots = class_count(workload, "batch", scale) + rng.randint(*ranges["spare"])
         blocks = rng.randint(*ranges["blocks"]) if "blocks" in ranges else None
         output = rng.randint(*ranges["outputs"]) if "outputs" in ranges else None
         out.append(QuizVariant(seed, scale, slots, blocks=blocks, output=output))
@@ -131,7 +137,8 @@ def build(jobs: int, only: list[str] | None = None) -> dict:
                 print(f"  {i}/{len(todo)}", file=sys.stderr)
     out = {}
     for q in questions:
-        kept, workload = [], preset(moments[q.run["moment"]].workload)
+        workload = preset(moments[q.run["moment"]].workload)
+        holding = []
         for v in drawn[q.id]:
             spec = run_spec(q, moments, v)
             run = summaries[key_of(spec, spec["settings"])]
@@ -139,14 +146,28 @@ def build(jobs: int, only: list[str] | None = None) -> dict:
             figures = QuizVariant(v.seed, v.scale, v.slots, {p: metric_value(run, p) for p in metric_paths(q, run)},
                                   {p: metric_value(versus, p) for p in metric_paths(q, versus)} if versus else None,
                                   v.blocks, v.output)
-            if recorded(q, figures) is not None and CLAIMS[q.id](q, figures, workload) and len(kept) < PER_QUESTION \
-                    and spread(q, kept + [figures]):
-                kept.append(figures)
+            if recorded(q, figures) is not None and CLAIMS[q.id](q, figures, workload):
+                holding.append(figures)
+        kept = choose(q, holding)
         out[q.id] = [v.to_dict() for v in kept]
         print(f"{q.id}: {len(kept)} kept of {len(drawn[q.id])} candidates", file=sys.stderr)
     if only:
         out = json.loads(POOL_FILE.read_text(encoding="utf-8"))["variants"] | out
     return {"model": MODEL, "variants": out}
+
+
+def choose(q, holding: list[QuizVariant]) -> list[QuizVariant]:
+    """Up to PER_QUESTION of the variants the claim holds on, the answers spread: first each answer once (two
+    students share an answer only where the pool runs short of others), then in the order drawn."""
+    kept: list[QuizVariant] = []
+    for first_of_its_answer in (True, False):
+        for v in holding:
+            answer = measured_value(recorded(q, v))
+            if v in kept or (first_of_its_answer and any(measured_value(recorded(q, k)) == answer for k in kept)):
+                continue
+            if len(kept) < PER_QUESTION and spread(q, kept + [v]):
+                kept.append(v)
+    return kept
 
 
 def spread(q, variants: list[QuizVariant]) -> bool:

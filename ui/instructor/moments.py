@@ -81,6 +81,7 @@ def take_pending(page_id: str, where=st):
         return None
     ss[ANSWERED] = pid
     ss[f"{page_id}.moment"] = pid
+    ss[f"{page_id}.moment.variant"] = ss.get(FORM)  # a student's quiz variant: the narration's figures are not its
     if f"{page_id}.scale" in ss:
         ss[f"{page_id}.scale"] = 1.0  # a moment is one exact run: the quiz grades against it
     return moment
@@ -167,11 +168,23 @@ def narration(page_id: str) -> None:
     pid = st.session_state.get(f"{page_id}.moment")
     if pid and pid in all_moments():
         text = f"**{t('moment.label')}: {title(pid)}** — {narration_text(pid)}"
+        variant = st.session_state.get(f"{page_id}.moment.variant")
+        if variant:
+            text += ("" if lang() == "zh" else " ") + t("moment.your_variant", settings=_variant_text(variant))
         st.container(key=f"{page_id}-narration").info(text, icon="🎓")
+
+
+def _variant_text(form: dict) -> str:
+    """A quiz variant's form as the page's own names read it: seed, request count, and what else it sets."""
+    parts = [f"{t('ctl.seed')} {form['seed']}", f"{t('ctl.scale')} {form['scale']:g}"]
+    parts += [f"{name} {form[key]}" for key, name in (("slots", "max_num_seqs"), ("blocks", "num_blocks"),
+                                                       ("output", "max_tokens")) if form.get(key)]
+    return ("，" if lang() == "zh" else ", ").join(parts)
 
 
 def clear(page_id: str) -> None:
     st.session_state.pop(f"{page_id}.moment", None)
+    st.session_state.pop(f"{page_id}.moment.variant", None)
 
 
 def moment_buttons(page_id: str) -> None:

@@ -20,8 +20,9 @@ def sweep_variants(knob: str, base: dict) -> list[tuple[str, dict]]:
     return [(f"{knob}={value}", {**base, knob: value}) for value in KNOBS[knob]]
 
 
-def section(page: str, workload: str, seed: int, base: dict) -> None:
-    """Below the page's results: the sweep's form, and once swept, its chart and who pays."""
+def section(page: str, requests: tuple[str, int, float], base: dict) -> None:
+    """Below the page's results: the sweep's form, and once swept, its chart and who pays. `requests` is the
+    page's (workload, seed, scale)."""
     ss = st.session_state
     st.subheader(t("fr.title"))
     st.caption(t("fr.intro"))
@@ -30,17 +31,19 @@ def section(page: str, workload: str, seed: int, base: dict) -> None:
         knob = choice(c[0].selectbox, t("fr.knob"), list(KNOBS), f"{page}.sweep.knob", "fr.knob.")
         swept = c[1].form_submit_button(t("fr.sweep"))
     if swept:
-        made = experiments.start(f"{page}.sweep", workload, sweep_variants(knob, base), seed=seed)
+        workload, seed, scale = requests
+        made = experiments.start(f"{page}.sweep", workload, sweep_variants(knob, base), seed=seed, scale=scale)
         if made:
             experiments.finish(made)
-            ss[f"{page}.sweep.points"] = (knob, workload, seed,
+            ss[f"{page}.sweep.points"] = (knob, requests,
                                           [point(value, run.summary()) for value, run in zip(KNOBS[knob], made)])
         ss.pop(f"{page}.sweep.runs", None)
     got = ss.get(f"{page}.sweep.points")
     if not got:
         return
-    knob, workload, seed, points = got
-    st.caption(t("fr.swept", knob=t(f"fr.knob.{knob}"), workload=t(f"wl.{workload}"), seed=seed, n=len(points)))
+    knob, (workload, seed, scale), points = got
+    st.caption(t("fr.swept", knob=t(f"fr.knob.{knob}"), workload=t(f"wl.{workload}"), seed=seed, scale=f"{scale:g}",
+                 n=len(points)))
     c = st.columns([2.2, 1.2], vertical_alignment="bottom")
     # required: a click on the axis shown keeps it (not an empty choice that the chart would read as TTFT)
     latency = choice(c[0].segmented_control, t("fr.latency"), LATENCIES, f"{page}.sweep.latency", "fr.",

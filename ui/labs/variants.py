@@ -14,6 +14,7 @@ LAYOUTS = {"contiguous": {"kv_layout": "contiguous"}, "paged": {"kv_layout": "pa
 # Beside the lab's policies, priority as vLLM v1 schedules it: no waiting request preempts running ones.
 SCHEDULERS = {**{p: {"policy": p} for p in POLICIES}, "priority-v1": {"policy": "priority", "vllm_v1_semantics": True}}
 SLOTS = 8  # the batchers' max_num_seqs when a moment names none
+SCALES = (0.25, 0.5, 1.0, 1.5)  # a page's "request count ×" choices: a preset's classes, each count times one
 BLOCK_SIZE = 16
 
 
