@@ -78,7 +78,7 @@ def test_the_figure_the_lab_page_shows_is_the_one_the_quiz_accepts(q):
     runs_ended(at)
     assert not at.exception, [e.value for e in at.exception]
     narration = next(i.value for i in at.info if i.value.startswith(f"**{STRINGS['moment.label']['en']}"))
-    assert f"{STRINGS['ctl.seed']['en']} {spec['seed']}" in narration  # the line's figures are said to be the lecture's
+    assert f"your own variant: seed {spec['seed']}," in narration  # the line's figures are said to be the lecture's
     figure = _answer_from_page(at, q, spec)
 
     at.switch_page("pages/quiz.py").run()

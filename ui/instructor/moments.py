@@ -170,16 +170,16 @@ def narration(page_id: str) -> None:
         text = f"**{t('moment.label')}: {title(pid)}** — {narration_text(pid)}"
         variant = st.session_state.get(f"{page_id}.moment.variant")
         if variant:
-            text += ("" if lang() == "zh" else " ") + t("moment.your_variant", settings=_variant_text(variant))
+            text += ("" if lang() == "zh" else " ") + t("moment.your_variant", seed=variant["seed"],
+                                                        scale=f"{variant['scale']:g}", more=_variant_more(variant))
         st.container(key=f"{page_id}-narration").info(text, icon="🎓")
 
 
-def _variant_text(form: dict) -> str:
-    """A quiz variant's form as the page's own names read it: seed, request count, and what else it sets."""
-    parts = [f"{t('ctl.seed')} {form['seed']}", f"{t('ctl.scale')} {form['scale']:g}"]
-    parts += [f"{name} {form[key]}" for key, name in (("slots", "max_num_seqs"), ("blocks", "num_blocks"),
-                                                       ("output", "max_tokens")) if form.get(key)]
-    return ("，" if lang() == "zh" else ", ").join(parts)
+def _variant_more(form: dict) -> str:
+    """What else a quiz variant's form sets, by the engine's names: ", max_num_seqs 26" ..."""
+    sep = "，" if lang() == "zh" else ", "
+    return "".join(f"{sep}{name} {form[key]}" for key, name in (("slots", "max_num_seqs"), ("blocks", "num_blocks"),
+                                                                  ("output", "max_tokens")) if form.get(key))
 
 
 def clear(page_id: str) -> None:
