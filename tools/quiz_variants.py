@@ -1,6 +1,6 @@
 """Write the pool of checked variants for the quiz's numeric questions (lessons/quiz_variants.json).
 
-    python -m tools.quiz_variants            # runs every candidate (1,519 runs, about 45 CPU-minutes), on every core
+    python -m tools.quiz_variants            # runs every candidate (1,920 runs; each made once, cached), on every core
     python -m tools.quiz_variants --check    # each question's pool: how many variants, how many answers, their range
 
 Each question draws candidates (a workload seed, and where the question says so a scale, max_num_seqs, num_blocks
@@ -38,11 +38,12 @@ RANGES = {
     "uniform-steps-predict": {"slots": (3, 16), "scales": (0.25, 0.5, 1.0, 1.5), "outputs": (16, 96)},
     "fixed-slot-ratio": {"slots": (6, 24), "candidates": 5 * PER_QUESTION // 2},
     "paged-throughput-ratio": {"blocks": (64, 192), "candidates": 3 * PER_QUESTION},
-    # the batch job's size varies with the scale (12 or 24 requests; at 36 the support stream outlasts the batch
-    # job and full slots no longer starve it), and max_num_seqs is drawn around it ("spare": slots minus the batch
-    # job's requests), so whether a slot is left for support is read from both numbers of the student's own variant.
-    # With slots to spare the answers gather at 100 %, with none at 0 %: each kept under a quarter, near what a guess
-    # drawn evenly from 0-100 % passes (±10 points: a fifth); for EDF's throughput too
+    # the batch job's size varies with the scale (12, 24 or 36 requests) and max_num_seqs is drawn around it
+    # ("spare": slots minus the batch job's requests), so whether a slot is left for support is read from both
+    # numbers of the student's own variant. Not 36 for the SLO: its 48 support questions outlast the batch job, and
+    # full slots no longer starve them. With slots to spare the SLO answers gather at 100 %, with none at 0 %: each
+    # kept under a quarter, near what a guess drawn evenly from 0-100 % passes (±10 points: a fifth); for EDF's
+    # throughput too
     "fcfs-support-slo-predict": {"spare": (-6, 10), "scales": (0.5, 1.0), "candidates": 6 * PER_QUESTION,
                                  "spread": 0.24},
     "fcfs-longest-wait": {"spare": (-6, 12), "scales": (0.5, 1.0, 1.5), "candidates": 3 * PER_QUESTION},
